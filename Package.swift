@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+// metascrub: find and remove privacy-sensitive metadata from media files, losslessly.
+// SPDX-License-Identifier: GPL-3.0-or-later
+import PackageDescription
+
+/// A Debian library reached through pkg-config and a module map (see `Sources/C*/`).
+func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "metascrub",
+    products: [
+        .executable(name: "metascrub", targets: ["metascrub"]),
+        .library(name: "Metascrub", targets: ["Metascrub"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+    ],
+    targets: [
+        // The model: formats, items, categories, findings, policies, reports. No C library.
+        .target(name: "MetascrubCore", dependencies: [.product(name: "Yams", package: "Yams")]),
+
+        // Debian's C libraries, each behind a module map.
+        systemLibrary("CExif", pkgConfig: "libexif", apt: ["libexif-dev"]),
+        systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: ["libturbojpeg0-dev"]),
+        systemLibrary("CPNG", pkgConfig: "libpng", apt: ["libpng-dev"]),
+        systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev"]),
+        systemLibrary("CFFmpeg", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
+        // exiv2 is C++: a small C API over it, every call inside try/catch.
+        .target(
+            name: "CExiv2Bridge",
+            cxxSettings: [.unsafeFlags(["-std=c++17"])],
+            linkerSettings: [.linkedLibrary("exiv2")]
+        ),
+
+        // Linux system calls Glibc's module does not export.
+        .target(name: "CPlatform"),
+
+        // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CPNG", "CHeif", "CFFmpeg"]),
+
+        // One reader/remuxer per container format, and the registry table that lists them.
+        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform"]),
+
+        // The pipeline: walk, detect, scan, decide, clean, verify, write atomically, report.
+        .target(name: "Metascrub", dependencies: ["MetascrubCore", "MetascrubFormats", "MetascrubNative"]),
+
+        // The command line: a thin layer over `Metascrub`.
+        .executableTarget(
+            name: "metascrub",
+            dependencies: ["Metascrub", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        .testTarget(name: "MetascrubCoreTests", dependencies: ["MetascrubCore"]),
+        .testTarget(name: "MetascrubNativeTests", dependencies: ["MetascrubNative"]),
+        .testTarget(name: "MetascrubFormatsTests", dependencies: ["MetascrubFormats", "Metascrub"]),
+        .testTarget(name: "MetascrubCLITests", dependencies: ["Metascrub"]),
+    ]
+)

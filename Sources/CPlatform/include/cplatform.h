@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Linux calls that Glibc's Swift module does not export (they need _GNU_SOURCE).
+#ifndef METASCRUB_CPLATFORM_H
+#define METASCRUB_CPLATFORM_H
+#include <stddef.h>
+#include <sys/types.h>
+
+/// copy_file_range(2): copies in the kernel; returns bytes copied or -1 with errno set.
+ssize_t ms_copy_file_range(int fd_in, long long *off_in, int fd_out, size_t len);
+
+#endif

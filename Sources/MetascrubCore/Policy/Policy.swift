@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// A declarative policy: per category and per key, keep, remove or fail.
+///
+/// Precedence, most specific first: an exact key, then the key pattern with the most literal characters,
+/// then `unknown` for items the scanner does not recognise, then the item's category, then `default`.
+/// Orientation tags are governed by `orientation` alone.
+public struct Policy: Sendable, Equatable {
+    public enum OrientationMode: String, Sendable, Codable, CaseIterable {
+        /// Rotate/flip the coded image losslessly and drop the tag, but only when the result decodes to exactly
+        /// the pixels the original displayed; otherwise keep a minimal orientation tag.
+        case bake
+        /// Rotate/flip losslessly whenever a perfect transform exists, accepting that decoders round the
+        /// rotated blocks differently (a few levels); for pipelines that strip EXIF again later.
+        case rotate
+        /// Keep the orientation tag as it is.
+        case keep
+        /// Drop the tag even though the image will then display rotated.
+        case drop
+    }
+
+    public static let schemaVersion = 1
+
+    public var name: String
+    public var description: String
+    public var categories: [Category: Disposition]
+    public var keys: [KeyPattern: Disposition]
+    public var unknown: Disposition
+    public var fallback: Disposition
+    public var orientation: OrientationMode
+    public var allowReencode: Bool
+    /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
+    public var digest: String
+
+    public init(
+        name: String, description: String = "", categories: [Category: Disposition] = [:],
+        keys: [KeyPattern: Disposition] = [:], unknown: Disposition = .remove, fallback: Disposition = .remove,
+        orientation: OrientationMode = .bake, allowReencode: Bool = false, digest: String = ""
+    ) {
+        self.name = name
+        self.description = description
+        self.categories = categories
+        self.keys = keys
+        self.unknown = unknown
+        self.fallback = fallback
+        self.orientation = orientation
+        self.allowReencode = allowReencode
+        self.digest = digest
+    }
+
+    /// Keys that carry the image's orientation; their fate is `orientation`, not the key or category rules.
+    public static let orientationKeys: Set<String> = ["exif:Orientation", "xmp:tiff:Orientation"]
+
+    /// The decision for one item, ignoring its parent.
+    public func decide(_ item: MetadataItem) -> (Disposition, rule: String) {
+        if Self.orientationKeys.contains(item.key) {
+            switch orientation {
+            case .bake: return (.bake, "orientation bake")
+            case .rotate: return (.bake, "orientation rotate")
+            case .keep: return (.keep, "orientation keep")
+            case .drop: return (.remove, "orientation drop")
+            }
+        }
+        if let (pattern, disposition) = bestKeyMatch(item.key) {
+            return (disposition, "key \(pattern.text)")
+        }
+        if item.isUnknown { return (unknown, "unknown") }
+        if let disposition = categories[item.category] { return (disposition, "category \(item.category.rawValue)") }
+        return (fallback, "default")
+    }
+
+    private func bestKeyMatch(_ key: String) -> (KeyPattern, Disposition)? {
+        var best: (KeyPattern, Disposition)?
+        for (pattern, disposition) in keys where pattern.matches(key) {
+            if let current = best, current.0.specificity >= pattern.specificity {
+                // Equal specificity: the stricter decision wins, so ambiguity never leaks.
+                if current.0.specificity == pattern.specificity, disposition.strictness > current.1.strictness {
+                    best = (pattern, disposition)
+                }
+                continue
+            }
+            best = (pattern, disposition)
+        }
+        return best
+    }
+
+    /// Decide every item of a scan. A block (an item other items name as `parent`) is removed when any item
+    /// inside it is removed, and fails when any fails: keeping a block must never keep what the policy removes.
+    public func evaluate(_ items: [MetadataItem]) -> [Finding] {
+        var findings = items.map { item -> Finding in
+            let (disposition, rule) = decide(item)
+            return Finding(item: item, disposition: disposition, rule: rule)
+        }
+        // Children can nest (maker-note entries inside a maker note inside EXIF); walk up from each child.
+        for index in findings.indices {
+            var parent = findings[index].item.parent
+            var depth = 0
+            while let p = parent, findings.indices.contains(p), depth < 64 {
+                let child = findings[index].disposition
+                let childRemoves = child == .remove || child == .bake
+                if child == .fail, findings[p].disposition != .fail {
+                    findings[p].disposition = .fail
+                    findings[p].rule = "contains \(findings[index].item.key)"
+                } else if childRemoves, findings[p].disposition == .keep, !isBakeOnlyChild(findings[index]) {
+                    findings[p].disposition = .remove
+                    findings[p].rule = "contains \(findings[index].item.key)"
+                }
+                parent = findings[p].item.parent
+                depth += 1
+            }
+        }
+        // Children of a removed block go with it.
+        for index in findings.indices {
+            var parent = findings[index].item.parent
+            var depth = 0
+            while let p = parent, findings.indices.contains(p), depth < 64 {
+                if findings[p].disposition == .remove, findings[index].disposition == .keep {
+                    findings[index].disposition = .remove
+                    findings[index].rule = "inside \(findings[p].item.key)"
+                }
+                parent = findings[p].item.parent
+                depth += 1
+            }
+        }
+        return findings
+    }
+
+    /// An orientation tag being baked does not force its whole block out: the cleaner rewrites the block.
+    private func isBakeOnlyChild(_ finding: Finding) -> Bool {
+        finding.disposition == .bake || (Self.orientationKeys.contains(finding.item.key) && orientation == .drop)
+    }
+}
+
+extension Disposition {
+    /// Used to break ties between equally specific patterns.
+    var strictness: Int {
+        switch self {
+        case .keep: 0
+        case .bake: 1
+        case .remove: 2
+        case .fail: 3
+        }
+    }
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Yams
+
+/// Reads a policy from YAML, validating every key and value with errors that name file, line and key.
+public enum PolicyLoader {
+    static let topLevelKeys: Set<String> = [
+        "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
+    ]
+
+    public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
+        let node: Node?
+        do {
+            node = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw .policy(file: file, line: Self.line(of: error), key: nil, message: "not valid YAML: \(Self.describe(error))")
+        } catch {
+            throw .policy(file: file, line: nil, key: nil, message: "not valid YAML")
+        }
+        guard let root = node, let mapping = root.mapping else {
+            throw .policy(file: file, line: node?.mark?.line, key: nil, message: "a policy is a YAML mapping")
+        }
+        func fail(_ node: Node, _ key: String?, _ message: String) -> MetascrubError {
+            .policy(file: file, line: node.mark?.line, key: key, message: message)
+        }
+        var fields: [String: (Node, Node)] = [:]
+        for (keyNode, valueNode) in mapping {
+            guard let key = keyNode.string else { throw fail(keyNode, nil, "keys must be strings") }
+            guard topLevelKeys.contains(key) else {
+                throw fail(keyNode, key, "unknown setting; expected one of \(topLevelKeys.sorted().joined(separator: ", "))")
+            }
+            guard fields[key] == nil else { throw fail(keyNode, key, "given twice") }
+            fields[key] = (keyNode, valueNode)
+        }
+        guard let (schemaKey, schemaNode) = fields["schema"] else {
+            throw fail(root, "schema", "missing; write `schema: \(Policy.schemaVersion)` at the top")
+        }
+        guard let schema = schemaNode.int else { throw fail(schemaNode, "schema", "must be a whole number") }
+        guard schema == Policy.schemaVersion else {
+            throw fail(schemaKey, "schema", "version \(schema) is not supported; this metascrub reads version \(Policy.schemaVersion)")
+        }
+        guard let (_, nameNode) = fields["name"], let name = nameNode.string, !name.isEmpty else {
+            throw fail(root, "name", "missing; every policy needs a name")
+        }
+        var policy = Policy(name: name, digest: SHA256.hex(Array(text.utf8)))
+        if let (_, node) = fields["description"] {
+            guard let text = node.string else { throw fail(node, "description", "must be text") }
+            policy.description = text
+        }
+        if let (_, node) = fields["default"] { policy.fallback = try disposition(node, "default", fail) }
+        if let (_, node) = fields["unknown"] { policy.unknown = try disposition(node, "unknown", fail) }
+        if let (_, node) = fields["orientation"] {
+            guard let text = node.string, let mode = Policy.OrientationMode(rawValue: text) else {
+                throw fail(node, "orientation", "must be one of \(Policy.OrientationMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            policy.orientation = mode
+        }
+        if let (_, node) = fields["reencode"] {
+            guard let value = node.bool else { throw fail(node, "reencode", "must be true or false") }
+            policy.allowReencode = value
+        }
+        if let (_, node) = fields["categories"] {
+            guard let map = node.mapping else { throw fail(node, "categories", "must map category names to keep, remove or fail") }
+            for (keyNode, valueNode) in map {
+                guard let text = keyNode.string, let category = Category(rawValue: text) else {
+                    throw fail(keyNode, "categories.\(keyNode.string ?? "?")",
+                               "unknown category; expected one of \(Category.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                guard policy.categories[category] == nil else { throw fail(keyNode, "categories.\(text)", "given twice") }
+                policy.categories[category] = try disposition(valueNode, "categories.\(text)", fail)
+            }
+        }
+        if let (_, node) = fields["keys"] {
+            guard let map = node.mapping else { throw fail(node, "keys", "must map metadata keys or patterns to keep, remove or fail") }
+            for (keyNode, valueNode) in map {
+                guard let text = keyNode.string, text.contains(":") || text == "*" else {
+                    throw fail(keyNode, "keys.\(keyNode.string ?? "?")",
+                               "a key is namespaced, e.g. exif:GPSLatitude, xmp:dc:rights, iptc:CopyrightNotice, jpeg:trailer")
+                }
+                let pattern = KeyPattern(text)
+                guard policy.keys[pattern] == nil else { throw fail(keyNode, "keys.\(text)", "given twice") }
+                policy.keys[pattern] = try disposition(valueNode, "keys.\(text)", fail)
+            }
+        }
+        return policy
+    }
+
+    private static func disposition(
+        _ node: Node, _ key: String, _ fail: (Node, String?, String) -> MetascrubError
+    ) throws(MetascrubError) -> Disposition {
+        guard let text = node.string, let value = Disposition(rawValue: text), value != .bake else {
+            throw fail(node, key, "must be keep, remove or fail")
+        }
+        return value
+    }
+
+    private static func line(of error: YamlError) -> Int? {
+        switch error {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
+            return mark.line
+        default:
+            return nil
+        }
+    }
+
+    private static func describe(_ error: YamlError) -> String {
+        switch error {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _):
+            return problem
+        default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// The audit report: what was found, what was done, how it was verified. `docs/report.schema.json` describes
+/// its JSON form; bump `schemaVersion` on any incompatible change.
+public struct Report: Sendable, Codable, Equatable {
+    public static let schemaVersion = 1
+
+    public struct Tool: Sendable, Codable, Equatable {
+        public var name: String
+        public var version: String
+        public init(name: String = "metascrub", version: String) {
+            self.name = name
+            self.version = version
+        }
+    }
+
+    public struct PolicyInfo: Sendable, Codable, Equatable {
+        public var name: String
+        public var digest: String
+        public init(name: String, digest: String) {
+            self.name = name
+            self.digest = digest
+        }
+    }
+
+    public enum Command: String, Sendable, Codable { case scan, clean }
+
+    public var schemaVersion: Int
+    public var tool: Tool
+    public var command: Command
+    public var policy: PolicyInfo
+    public var files: [FileReport]
+    public var summary: Summary
+
+    public init(tool: Tool, command: Command, policy: PolicyInfo, files: [FileReport]) {
+        self.schemaVersion = Self.schemaVersion
+        self.tool = tool
+        self.command = command
+        self.policy = policy
+        self.files = files
+        self.summary = Summary(files)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion = "schema_version", tool, command, policy, files, summary
+    }
+}
+
+public enum FileStatus: String, Sendable, Codable, CaseIterable {
+    /// Nothing the policy removes was found.
+    case clean
+    /// A cleaned copy was written and verified.
+    case cleaned
+    /// Scan only: items the policy removes or forbids are present.
+    case findings
+    /// Not a media file, or a media format the tool cannot handle (see `reason`).
+    case skipped
+    /// The file could not be read or cleaned; nothing was written for it.
+    case error
+}
+
+public enum CleanMethod: String, Sendable, Codable {
+    /// The container was rewritten without the removed items; coded image/sample data copied byte for byte.
+    case remux
+    /// Orientation was baked by a lossless transform of the coded data (e.g. DCT-domain rotation).
+    case losslessTransform = "lossless-transform"
+    /// Pixels were decoded and encoded again (only when the policy allows it).
+    case reencode
+    /// Nothing had to change; the file was copied as it was.
+    case copy
+}
+
+public struct Verification: Sendable, Codable, Equatable {
+    public enum Result: String, Sendable, Codable { case passed, failed, skipped }
+    /// The output was scanned again with the same policy.
+    public var rescan: Result
+    /// Keys still found that the policy removes (empty when passed).
+    public var remaining: [String]
+    /// How the image or sample data was compared with the original.
+    public var content: String
+    public var contentResult: Result
+
+    public init(rescan: Result, remaining: [String] = [], content: String, contentResult: Result) {
+        self.rescan = rescan
+        self.remaining = remaining
+        self.content = content
+        self.contentResult = contentResult
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rescan, remaining, content, contentResult = "content_result"
+    }
+}
+
+public struct ErrorInfo: Sendable, Codable, Equatable {
+    public var code: String
+    public var message: String
+    public var offset: Int64?
+
+    public init(_ error: MetascrubError) {
+        self.code = error.code
+        self.message = error.description
+        self.offset = error.offset
+    }
+
+    public init(code: String, message: String, offset: Int64? = nil) {
+        self.code = code
+        self.message = message
+        self.offset = offset
+    }
+}
+
+public struct FileReport: Sendable, Codable, Equatable {
+    public var path: String
+    public var output: String?
+    public var format: String?
+    public var status: FileStatus
+    /// Why a file was skipped: `not-media`, `unsupported: …`.
+    public var reason: String?
+    public var method: CleanMethod?
+    public var bytesBefore: Int64?
+    public var bytesAfter: Int64?
+    public var sha256Before: String?
+    public var sha256After: String?
+    public var findings: [Finding]
+    public var notes: [Note]
+    public var verification: Verification?
+    public var error: ErrorInfo?
+
+    public init(path: String, status: FileStatus) {
+        self.path = path
+        self.status = status
+        self.findings = []
+        self.notes = []
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case path, output, format, status, reason, method
+        case bytesBefore = "bytes_before", bytesAfter = "bytes_after"
+        case sha256Before = "sha256_before", sha256After = "sha256_after"
+        case findings, notes, verification, error
+    }
+
+    /// Findings the policy removes, bakes or forbids: what makes a scan exit 1.
+    public var actionable: [Finding] { findings.filter { $0.disposition != .keep } }
+}
+
+public struct Summary: Sendable, Codable, Equatable {
+    public var files: Int
+    public var byStatus: [String: Int]
+    /// Items removed (clean) or to remove (scan), per category.
+    public var removedByCategory: [String: Int]
+    public var failed: Int
+
+    public init(_ files: [FileReport]) {
+        self.files = files.count
+        var status: [String: Int] = [:]
+        var categories: [String: Int] = [:]
+        for file in files {
+            status[file.status.rawValue, default: 0] += 1
+            for finding in file.findings where finding.disposition != .keep && finding.item.parent == nil {
+                if file.status == .error { continue }
+                categories[finding.item.category.rawValue, default: 0] += 1
+            }
+        }
+        self.byStatus = status
+        self.removedByCategory = categories
+        self.failed = status[FileStatus.error.rawValue] ?? 0
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case files, byStatus = "by_status", removedByCategory = "removed_by_category", failed
+    }
+}
+
+extension Finding {
+    enum CodingKeys: String, CodingKey {
+        case key, category, location, offset, length, value, detail, unknown, parent
+        case action, rule, outcome, severity
+    }
+
+    // Flattened so a finding reads as one record in JSON.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(item.key, forKey: .key)
+        try c.encode(item.category, forKey: .category)
+        try c.encode(item.location, forKey: .location)
+        try c.encodeIfPresent(item.offset, forKey: .offset)
+        try c.encodeIfPresent(item.length, forKey: .length)
+        try c.encodeIfPresent(item.value, forKey: .value)
+        try c.encodeIfPresent(item.detail, forKey: .detail)
+        if item.isUnknown { try c.encode(true, forKey: .unknown) }
+        try c.encodeIfPresent(item.parent, forKey: .parent)
+        try c.encode(disposition, forKey: .action)
+        try c.encode(rule, forKey: .rule)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encode(severity, forKey: .severity)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let item = MetadataItem(
+            key: try c.decode(String.self, forKey: .key),
+            category: try c.decode(Category.self, forKey: .category),
+            location: try c.decode(String.self, forKey: .location),
+            offset: try c.decodeIfPresent(Int64.self, forKey: .offset),
+            length: try c.decodeIfPresent(Int64.self, forKey: .length),
+            value: try c.decodeIfPresent(String.self, forKey: .value),
+            detail: try c.decodeIfPresent(String.self, forKey: .detail),
+            isUnknown: try c.decodeIfPresent(Bool.self, forKey: .unknown) ?? false,
+            parent: try c.decodeIfPresent(Int.self, forKey: .parent))
+        self.init(
+            item: item, disposition: try c.decode(Disposition.self, forKey: .action),
+            rule: try c.decode(String.self, forKey: .rule), outcome: try c.decode(Outcome.self, forKey: .outcome))
+    }
+}

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Turns a report into bytes for people or machines.
+public protocol ReportRenderer: Sendable {
+    func render(_ report: Report) throws -> String
+}
+
+public enum ReportFormat: String, Sendable, CaseIterable {
+    case text, json, sarif
+
+    public func renderer(verbose: Bool = false) -> any ReportRenderer {
+        switch self {
+        case .text: TextReportRenderer(verbose: verbose)
+        case .json: JSONReportRenderer()
+        case .sarif: SARIFReportRenderer()
+        }
+    }
+}
+
+public struct JSONReportRenderer: ReportRenderer {
+    public init() {}
+
+    public func render(_ report: Report) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
+    }
+}

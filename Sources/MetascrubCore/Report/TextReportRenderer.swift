@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// The report for people: one block per file that has something to say, then a summary.
+public struct TextReportRenderer: ReportRenderer {
+    public var verbose: Bool
+
+    public init(verbose: Bool = false) { self.verbose = verbose }
+
+    public func render(_ report: Report) throws -> String {
+        var out = ""
+        for file in report.files {
+            out += renderFile(file, command: report.command)
+        }
+        out += renderSummary(report)
+        return out
+    }
+
+    private func renderFile(_ file: FileReport, command: Report.Command) -> String {
+        var head = "\(file.path): \(file.status.rawValue)"
+        if let format = file.format { head += " [\(format)]" }
+        if let method = file.method, file.status == .cleaned { head += " by \(method.rawValue)" }
+        if let output = file.output, output != file.path { head += " -> \(output)" }
+        if let reason = file.reason { head += " (\(reason))" }
+        var lines = [head]
+        if let error = file.error { lines.append("  error: \(error.message)") }
+        let shown = verbose ? file.findings : file.findings.filter { $0.disposition != .keep && $0.item.parent == nil }
+        if !shown.isEmpty {
+            let keyWidth = min(44, shown.map(\.item.key.count).max() ?? 0)
+            for finding in shown {
+                let action = command == .clean && finding.outcome != .none ? finding.outcome.rawValue : finding.disposition.rawValue
+                var line = "  " + pad(action, 8) + " " + pad(finding.item.category.rawValue, 10) + " "
+                    + pad(finding.item.key, keyWidth) + "  " + finding.item.location
+                if let detail = finding.item.detail { line += "  (\(detail))" }
+                if let value = finding.item.value { line += "  = \(Self.printable(value))" }
+                if verbose { line += "  [\(finding.rule)]" }
+                lines.append(line)
+            }
+        }
+        for note in file.notes where verbose || note.severity >= .warning || note.code.hasPrefix("orientation") {
+            lines.append("  note: \(note.message)")
+        }
+        if verbose, let verification = file.verification {
+            lines.append("  verified: rescan \(verification.rescan.rawValue), \(verification.content) \(verification.contentResult.rawValue)")
+        }
+        // A clean file says nothing unless asked: hooks and CI want only what needs attention.
+        if !verbose, lines.count == 1, file.status == .clean || file.status == .skipped && file.reason == "not-media" {
+            return ""
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func renderSummary(_ report: Report) -> String {
+        let s = report.summary
+        let order: [FileStatus] = [.cleaned, .clean, .findings, .skipped, .error]
+        let parts = order.compactMap { status in s.byStatus[status.rawValue].map { "\($0) \(status.rawValue)" } }
+        var text = "\(s.files) file\(s.files == 1 ? "" : "s"): " + (parts.isEmpty ? "nothing to do" : parts.joined(separator: ", "))
+        if !s.removedByCategory.isEmpty {
+            let verb = report.command == .scan ? "to remove" : "removed"
+            let cats = s.removedByCategory.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            text += "; items \(verb): " + cats.joined(separator: ", ")
+        }
+        return text + "\n"
+    }
+
+    private func pad(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+    }
+
+    /// Control characters in values would let a crafted file rewrite the terminal.
+    static func printable(_ s: String) -> String {
+        String(s.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : Character($0) })
+    }
+}

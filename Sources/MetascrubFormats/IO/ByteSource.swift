@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Random access to a file's bytes. Readers ask only for what they need, so memory does not grow with the
+/// file; every read is bounds-checked against the real size.
+public protocol ByteSource: AnyObject {
+    var size: Int64 { get }
+    /// Exactly `count` bytes at `offset`, or `MetascrubError.truncated`.
+    func read(at offset: Int64, count: Int) throws -> [UInt8]
+    /// The file descriptor, when the source is a file (lets sinks copy with `copy_file_range`).
+    var fileDescriptor: Int32? { get }
+}
+
+extension ByteSource {
+    /// Reads and reports a short file as truncation of the structure named by `path`.
+    public func read(at offset: Int64, count: Int, format: String, path: String) throws -> [UInt8] {
+        guard offset >= 0, count >= 0, offset <= size, Int64(count) <= size - offset else {
+            throw MetascrubError.truncated(format: format, path: path, offset: offset, needed: Int64(count) - max(0, size - offset))
+        }
+        return try read(at: offset, count: count)
+    }
+
+    public func readAll(limit: Int64 = 1 << 30) throws -> [UInt8] {
+        guard size <= limit else {
+            throw MetascrubError.limitExceeded(format: "file", path: "whole file", offset: 0, limit: "\(limit) bytes")
+        }
+        return try read(at: 0, count: Int(size))
+    }
+}
+
+/// A file opened read-only; reads with pread so several readers can share it.
+public final class FileByteSource: ByteSource {
+    public let path: String
+    public let size: Int64
+    private let fd: Int32
+
+    public init(path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw MetascrubError.io(operation: "open", path: path, errno: errno) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let code = errno
+            close(fd)
+            throw MetascrubError.io(operation: "stat", path: path, errno: code)
+        }
+        self.path = path
+        self.fd = fd
+        self.size = Int64(st.st_size)
+    }
+
+    deinit { close(fd) }
+
+    public var fileDescriptor: Int32? { fd }
+
+    public func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        guard offset >= 0, count >= 0, offset <= size, Int64(count) <= size - offset else {
+            throw MetascrubError.truncated(format: "file", path: path, offset: offset, needed: Int64(count))
+        }
+        if count == 0 { return [] }
+        var done = 0
+        let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    initialized = done
+                    throw MetascrubError.io(operation: "read", path: path, errno: errno)
+                }
+                if n == 0 { break }
+                done += n
+            }
+            initialized = done
+        }
+        guard done == count else {
+            throw MetascrubError.truncated(format: "file", path: path, offset: offset + Int64(done), needed: Int64(count - done))
+        }
+        return bytes
+    }
+}
+
+/// Bytes already in memory (tests, results of a library transform).
+public final class MemoryByteSource: ByteSource {
+    public let bytes: [UInt8]
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public var size: Int64 { Int64(bytes.count) }
+    public var fileDescriptor: Int32? { nil }
+
+    public func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        guard offset >= 0, count >= 0, offset <= size, Int64(count) <= size - offset else {
+            throw MetascrubError.truncated(format: "memory", path: "buffer", offset: offset, needed: Int64(count))
+        }
+        return Array(bytes[Int(offset)..<Int(offset) + count])
+    }
+}
+
+/// Sequential reading through a source with a large buffer, for walking entropy-coded data or chunk lists.
+public struct BufferedReader {
+    public let source: any ByteSource
+    public private(set) var position: Int64
+    private var buffer: [UInt8] = []
+    private var bufferStart: Int64 = 0
+    private let chunk: Int
+
+    public init(_ source: any ByteSource, at position: Int64 = 0, chunk: Int = 1 << 20) {
+        self.source = source
+        self.position = position
+        self.chunk = chunk
+    }
+
+    public var remaining: Int64 { source.size - position }
+
+    public mutating func seek(_ offset: Int64) { position = offset }
+
+    /// The next byte, or nil at the end of the source.
+    public mutating func next() throws -> UInt8? {
+        if position >= source.size { return nil }
+        if position < bufferStart || position >= bufferStart + Int64(buffer.count) {
+            try fill()
+        }
+        let byte = buffer[Int(position - bufferStart)]
+        position += 1
+        return byte
+    }
+
+    /// Offset of the next 0xFF at or after the position (the position moves there), or nil at the end.
+    public mutating func seekToNextFF() throws -> Int64? {
+        while position < source.size {
+            if position < bufferStart || position >= bufferStart + Int64(buffer.count) { try fill() }
+            let start = Int(position - bufferStart)
+            let found: Int? = buffer.withUnsafeBufferPointer { buf in
+                guard start < buf.count else { return nil }
+                guard let p = memchr(buf.baseAddress! + start, 0xFF, buf.count - start) else { return nil }
+                return UnsafeRawPointer(p) - UnsafeRawPointer(buf.baseAddress!)
+            }
+            if let index = found {
+                position = bufferStart + Int64(index)
+                return position
+            }
+            position = bufferStart + Int64(buffer.count)
+        }
+        return nil
+    }
+
+    private mutating func fill() throws {
+        let count = Int(min(Int64(chunk), source.size - position))
+        buffer = try source.read(at: position, count: count)
+        bufferStart = position
+    }
+}

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubNative
+
+/// JPEG (JFIF/EXIF): segment-level remux. The entropy-coded data is copied byte for byte; orientation is
+/// baked by a DCT-domain transform (libturbojpeg, perfect transforms only) when the policy asks for it.
+public struct JPEGFormat: FormatHandler {
+    public init() {}
+
+    /// Whole-file reads (only for lossless transforms) are refused above this size.
+    static let transformLimit: Int64 = 512 << 20
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        try JPEGScanner.scan(input, options: options)
+    }
+
+    enum Piece {
+        case copy(offset: Int64, count: Int64)
+        case bytes([UInt8])
+
+        var count: Int64 {
+            switch self {
+            case .copy(_, let count): count
+            case .bytes(let b): Int64(b.count)
+            }
+        }
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? JPEGLayout else {
+            throw MetascrubError.verificationFailed(reason: "JPEG cleaner was given another format's scan")
+        }
+        var result = CleanResult(method: .remux)
+        var keepOrientation: Bool?
+        var transformed: (bytes: [UInt8], structure: JPEGStructure)?
+
+        if let item = layout.orientationItem, plan.disposition(item) == .bake {
+            let orientation = layout.orientation ?? 1
+            if let transform = Self.transform(forOrientation: orientation) {
+                guard input.size <= Self.transformLimit else {
+                    throw MetascrubError.limitExceeded(format: "JPEG", path: "orientation transform", offset: 0, limit: "\(Self.transformLimit) bytes")
+                }
+                func fallback(_ why: String) {
+                    keepOrientation = true
+                    result.outcomes[item] = .keptAsFallback
+                    result.acceptedResiduals.insert("exif:Orientation")
+                    result.notes.append(Note(.warning, code: "orientation-fallback", "orientation \(orientation) kept as a minimal EXIF tag: \(why)"))
+                }
+                do {
+                    let original = try input.readAll()
+                    let bytes = try LosslessJPEG.transform(original, transform)
+                    let check = try JPEGVerifier.displayedPixels(original: MemoryByteSource(original), orientation: orientation,
+                                                                 cleaned: MemoryByteSource(bytes), tolerance: plan.policy.orientation == .rotate ? 8 : 0)
+                    if check.passed {
+                        transformed = (bytes, try JPEGStructure.parse(MemoryByteSource(bytes)))
+                        result.method = .losslessTransform
+                        result.outcomes[item] = .baked
+                        result.notes.append(Note(.info, code: "orientation-baked",
+                                                 "orientation \(orientation) baked into the image by a lossless DCT-domain transform"))
+                        if let detail = check.detail {
+                            result.notes.append(Note(.info, code: "orientation-rotated", "baked under `orientation: rotate`; \(detail)"))
+                        }
+                    } else {
+                        fallback("a lossless rotation would decode \(check.detail ?? "differently") (decoder rounding), so the display would not be identical; use `orientation: rotate` to bake anyway")
+                    }
+                } catch LosslessJPEGError.imperfect(let width, let height) {
+                    fallback("\(width)×\(height) is not a whole number of MCUs, so it cannot be rotated losslessly without cropping")
+                }
+            } else {
+                result.outcomes[item] = .removed
+            }
+        }
+
+        var pieces: [Piece] = [.bytes([0xFF, 0xD8])]
+        var mpfPiece: Int?
+        let structure = layout.structure
+        var insertedTransformed = false
+        for (index, segment) in structure.segments.enumerated() {
+            if segment.role == .structural || segment.role == .scan {
+                if let transformed {
+                    if !insertedTransformed {
+                        insertedTransformed = true
+                        for s in transformed.structure.segments where s.role == .structural || s.role == .scan {
+                            pieces.append(.bytes(Array(transformed.bytes[Int(s.offset)..<Int(s.streamEnd)])))
+                        }
+                    }
+                } else {
+                    pieces.append(.copy(offset: segment.offset, count: segment.streamEnd - segment.offset))
+                }
+                continue
+            }
+            guard let piece = try segmentPiece(index, segment, layout, plan, keepOrientation: keepOrientation, input, &result) else { continue }
+            if segment.role == .mpf { mpfPiece = pieces.count }
+            pieces.append(piece)
+        }
+        pieces.append(.bytes([0xFF, 0xD9]))
+        let imageEnd = pieces.reduce(0) { $0 + $1.count }
+        var keptTrailer: [(old: Range<Int64>, new: Int64)] = []
+        var at = imageEnd
+        for part in layout.trailerParts.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) where plan.keeps(part.item) {
+            pieces.append(.copy(offset: part.range.lowerBound, count: Int64(part.range.count)))
+            keptTrailer.append((part.range, at))
+            at += Int64(part.range.count)
+        }
+        if let mpfPiece, case .bytes(let segmentBytes) = pieces[mpfPiece] {
+            let headerAt = pieces[..<mpfPiece].reduce(0) { $0 + $1.count } + 8
+            pieces[mpfPiece] = .bytes(MPFPatch.relocate(segmentBytes, oldHeaderAt: structure.segments.first { $0.role == .mpf }!.payloadOffset + 4,
+                                                        newHeaderAt: headerAt, primarySize: imageEnd, moves: keptTrailer))
+            if transformed != nil {
+                result.notes.append(Note(.warning, code: "mpf-not-rotated", "secondary MPF images were kept but not rotated with the primary image"))
+            }
+        }
+        for piece in pieces {
+            switch piece {
+            case .copy(let offset, let count): try output.copy(from: input, offset: offset, count: count)
+            case .bytes(let bytes): try output.write(bytes)
+            }
+        }
+        return result
+    }
+
+    /// The bytes that replace one metadata segment, or nil to drop it.
+    private func segmentPiece(
+        _ index: Int, _ segment: JPEGStructure.Segment, _ layout: JPEGLayout, _ plan: CleanPlan, keepOrientation: Bool?,
+        _ input: any ByteSource, _ result: inout CleanResult
+    ) throws -> Piece? {
+        let copy = Piece.copy(offset: segment.offset, count: Int64(segment.length))
+        let items = layout.segmentItems[index] ?? []
+        switch layout.contents[index] {
+        case .exif(let block, let map)?:
+            let owned = Array(map.entryOfItem.keys) + (map.thumbnailItem.map { [$0] } ?? [])
+            if owned.allSatisfy(plan.keeps), keepOrientation == nil || block.orientationValue == nil {
+                return owned.isEmpty ? nil : copy
+            }
+            let kept = map.keptDirectories(of: block, keeps: plan.keeps, keepOrientation: keepOrientation)
+            guard let built = ExifWriter(order: block.order, directories: kept.directories, thumbnail: kept.thumbnail).build() else { return nil }
+            if !built.makerNoteInPlace {
+                result.notes.append(Note(.warning, code: "makernote-moved", "the kept maker note had to move; its internal offsets may no longer resolve"))
+            }
+            return try Self.segment(0xE1, JPEGStructure.exifHeader + built.bytes)
+        case .xmp(let packet, let keys)?:
+            guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { return nil }
+            return rebuilt == packet ? copy : try Self.segment(0xE1, JPEGStructure.xmpHeader + rebuilt)
+        case .photoshop(let irb, let iptc, let resourceItems)?:
+            if items.allSatisfy(plan.keeps) { return items.isEmpty ? nil : copy }
+            var kept: [UInt8] = []
+            var iptcChanged = false
+            let keptResources = Set(resourceItems.filter { plan.keeps($0.key) }.map(\.value))
+            for (r, resource) in irb.resources.enumerated() {
+                if resource.id == PhotoshopIRB.iptcID, let iptc {
+                    let allKept = iptc.map.keys.allSatisfy(plan.keeps)
+                    if allKept { kept += resource.raw; continue }
+                    iptcChanged = true
+                    if let data = IPTC.rebuild(iptc.datasets, map: iptc.map, keeps: plan.keeps) {
+                        kept += PhotoshopIRB.resource(id: resource.id, data: data)
+                    }
+                } else if resource.id == PhotoshopIRB.iptcDigestID {
+                    continue
+                } else if keptResources.contains(r) {
+                    kept += resource.raw
+                }
+            }
+            // The IPTC digest is an MD5 of the IPTC block: keep it only when that block is untouched.
+            if !iptcChanged, let digest = irb.resources.first(where: { $0.id == PhotoshopIRB.iptcDigestID }), iptc != nil {
+                kept += digest.raw
+            }
+            return kept.isEmpty ? nil : try Self.segment(0xED, JPEGStructure.photoshopHeader + kept)
+        case .jfif(let thumbnailItem)?:
+            guard let thumbnailItem, !plan.keeps(thumbnailItem) else { return copy }
+            var payload = try input.read(at: segment.payloadOffset, count: min(segment.payloadLength, 14))
+            guard payload.count == 14 else { return copy }
+            payload[12] = 0
+            payload[13] = 0
+            return try Self.segment(0xE0, payload)
+        case .none?, nil:
+            if items.isEmpty { return copy }
+            return items.allSatisfy(plan.keeps) ? copy : nil
+        }
+    }
+
+    static func segment(_ marker: UInt8, _ payload: [UInt8]) throws -> Piece {
+        guard payload.count + 2 <= 0xFFFF else {
+            throw MetascrubError.limitExceeded(format: "JPEG", path: "rebuilt APP\(marker - 0xE0)", offset: 0, limit: "65533 bytes per segment")
+        }
+        return .bytes([0xFF, marker] + BigEndian.bytes16(payload.count + 2) + payload)
+    }
+
+    static func transform(forOrientation o: Int) -> LosslessJPEG.Transform? {
+        switch o {
+        case 2: .flipHorizontal
+        case 3: .rotate180
+        case 4: .flipVertical
+        case 5: .transpose
+        case 6: .rotate90
+        case 7: .transverse
+        case 8: .rotate270
+        default: nil
+        }
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? JPEGLayout, let after = cleanedScan.layout as? JPEGLayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        if result.method == .losslessTransform {
+            return try JPEGVerifier.displayedPixels(original: original, orientation: before.orientation ?? 1, cleaned: cleaned,
+                                                    tolerance: tolerantBake(result) ? 8 : 0)
+        }
+        return try JPEGVerifier.imageStream(original: original, before.structure, cleaned: cleaned, after.structure)
+    }
+}
+
+/// A bake under `orientation: rotate` may differ by decoder rounding; the cleaner records that in its note.
+private func tolerantBake(_ result: CleanResult) -> Bool {
+    result.notes.contains { $0.code == "orientation-rotated" }
+}
+
+extension PhotoshopIRB {
+    static func resource(id: UInt16, data: [UInt8]) -> [UInt8] {
+        var out = Array("8BIM".utf8) + BigEndian.bytes16(Int(id)) + [0, 0] + BigEndian.bytes32(data.count) + data
+        if data.count % 2 == 1 { out.append(0) }
+        return out
+    }
+}

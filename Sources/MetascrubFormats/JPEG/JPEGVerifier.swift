@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubNative
+
+/// Checks that a cleaned JPEG shows exactly what the original showed.
+enum JPEGVerifier {
+    /// Remux: the frame, tables and entropy-coded data must be the same bytes in the same order.
+    static func imageStream(original: any ByteSource, _ a: JPEGStructure, cleaned: any ByteSource, _ b: JPEGStructure) throws -> ContentCheck {
+        let method = "image stream (frame, tables, entropy-coded data) byte-identical"
+        let left = a.segments.filter { $0.role == .structural || $0.role == .scan }
+        let right = b.segments.filter { $0.role == .structural || $0.role == .scan }
+        guard left.count == right.count else {
+            return ContentCheck(method: method, passed: false, detail: "\(left.count) image segments became \(right.count)")
+        }
+        for (x, y) in zip(left, right) {
+            let n = x.streamEnd - x.offset
+            guard n == y.streamEnd - y.offset else {
+                return ContentCheck(method: method, passed: false, detail: "\(x.name) at \(x.offset) changed size")
+            }
+            var done: Int64 = 0
+            while done < n {
+                let count = Int(min(n - done, 1 << 20))
+                if try original.read(at: x.offset + done, count: count) != cleaned.read(at: y.offset + done, count: count) {
+                    return ContentCheck(method: method, passed: false, detail: "\(x.name) at \(x.offset) differs")
+                }
+                done += Int64(count)
+            }
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+
+    /// Lossless transform: the cleaned image decodes to the original's pixels with its orientation applied.
+    static func displayedPixels(original: any ByteSource, orientation: Int, cleaned: any ByteSource, tolerance: Int = 0) throws -> ContentCheck {
+        let method = tolerance == 0 ? "decoded pixels identical to the original displayed with its orientation"
+            : "decoded pixels within ±\(tolerance) of the original displayed with its orientation"
+        let a = try LosslessJPEG.decodeRGB(original.readAll())
+        let b = try LosslessJPEG.decodeRGB(cleaned.readAll())
+        let expected = PixelOrientation.apply(orientation, width: a.width, height: a.height, pixels: a.pixels, channels: 3)
+        guard expected.width == b.width, expected.height == b.height else {
+            return ContentCheck(method: method, passed: false, detail: "size \(b.width)×\(b.height), expected \(expected.width)×\(expected.height)")
+        }
+        if expected.pixels == b.pixels { return ContentCheck(method: method, passed: true) }
+        var differing = 0, worst = 0
+        for (x, y) in zip(expected.pixels, b.pixels) where x != y {
+            differing += 1
+            worst = max(worst, abs(Int(x) - Int(y)))
+        }
+        return ContentCheck(method: method, passed: worst <= tolerance,
+                            detail: "\(differing) of \(b.pixels.count) samples differing by up to \(worst) levels")
+    }
+}
+
+/// EXIF orientation applied to a decoded pixel buffer (what a viewer displays).
+public enum PixelOrientation {
+    public static func apply<T>(_ o: Int, width w: Int, height h: Int, pixels: [T], channels c: Int) -> (width: Int, height: Int, pixels: [T]) {
+        guard (2...8).contains(o), !pixels.isEmpty else { return (w, h, pixels) }
+        let swap = o >= 5
+        let (ow, oh) = swap ? (h, w) : (w, h)
+        var out = pixels
+        for y in 0..<oh {
+            for x in 0..<ow {
+                let (sx, sy): (Int, Int)
+                switch o {
+                case 2: (sx, sy) = (w - 1 - x, y)
+                case 3: (sx, sy) = (w - 1 - x, h - 1 - y)
+                case 4: (sx, sy) = (x, h - 1 - y)
+                case 5: (sx, sy) = (y, x)
+                case 6: (sx, sy) = (y, h - 1 - x)
+                case 7: (sx, sy) = (w - 1 - y, h - 1 - x)
+                default: (sx, sy) = (w - 1 - y, x)
+                }
+                let from = (sy * w + sx) * c, to = (y * ow + x) * c
+                for k in 0..<c { out[to + k] = pixels[from + k] }
+            }
+        }
+        return (ow, oh, out)
+    }
+}

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubNative
+
+/// XMP packets, parsed by exiv2's XMP toolkit. Each top-level property is one item (`xmp:dc:rights`);
+/// a packet is rebuilt with only the kept properties.
+public enum XMPItems {
+    /// Namespace prefixes whose properties are all of one category.
+    static let namespaceCategory: [String: Category] = [
+        "aux": .device, "exifEX": .device, "tiff": .device, "crs": .software, "xmpMM": .software, "stEvt": .software,
+        "xmpRights": .identity, "plus": .identity, "cc": .identity, "mwg-rs": .identity, "MP": .identity,
+        "MPRI": .identity, "MPReg": .identity, "Iptc4xmpCore": .content, "photoshop": .content, "dc": .content,
+        "lr": .content, "GCamera": .embedded, "GImage": .embedded, "GDepth": .embedded, "GAudio": .embedded,
+        "Container": .embedded, "Item": .embedded, "hdrgm": .embedded, "HDRGainMap": .embedded, "apdi": .embedded,
+        "GPano": .content, "xmpNote": .embedded, "xmpDM": .content, "pdf": .software, "xmpTPg": .content,
+        "xmpBJ": .content, "xmpGImg": .embedded,
+    ]
+    /// Single properties whose meaning differs from their namespace.
+    static let propertyCategory: [String: Category] = [
+        "dc:creator": .identity, "dc:rights": .identity, "dc:contributor": .identity, "dc:publisher": .identity,
+        "dc:date": .time, "xmp:CreateDate": .time, "xmp:ModifyDate": .time, "xmp:MetadataDate": .time,
+        "xmp:CreatorTool": .software, "xmp:Rating": .content, "xmp:Label": .content, "xmp:Identifier": .identity,
+        "photoshop:City": .location, "photoshop:State": .location, "photoshop:Country": .location,
+        "photoshop:DateCreated": .time, "photoshop:Credit": .identity, "photoshop:AuthorsPosition": .identity,
+        "photoshop:CaptionWriter": .identity, "photoshop:Source": .identity, "photoshop:DocumentAncestors": .software,
+        "photoshop:History": .software, "photoshop:TextLayers": .content, "photoshop:ICCProfile": .rendering,
+        "photoshop:ColorMode": .structure,
+        "Iptc4xmpCore:Location": .location, "Iptc4xmpCore:CountryCode": .location,
+        "Iptc4xmpCore:CreatorContactInfo": .identity, "Iptc4xmpExt:LocationCreated": .location,
+        "Iptc4xmpExt:LocationShown": .location, "Iptc4xmpExt:PersonInImage": .identity,
+        "Iptc4xmpExt:PersonInImageWDetails": .identity, "tiff:Orientation": .rendering,
+        "tiff:ImageWidth": .structure, "tiff:ImageLength": .structure, "tiff:XResolution": .structure,
+        "tiff:YResolution": .structure, "tiff:ResolutionUnit": .structure, "tiff:Artist": .identity,
+        "tiff:Copyright": .identity, "tiff:ImageDescription": .content, "tiff:Software": .software,
+        "tiff:DateTime": .time, "exif:UserComment": .content,
+    ]
+
+    public static func category(prefix: String, name: String) -> Category {
+        if let c = propertyCategory["\(prefix):\(name)"] { return c }
+        if prefix == "exif" {
+            if name.hasPrefix("GPS") { return .location }
+            return ExifItems.category(tag: 0, directory: .exif, name: name)
+        }
+        if let c = namespaceCategory[prefix] { return c }
+        return NameClassifier.category(of: name, otherwise: .content)
+    }
+
+    /// The top-level property of an exiv2 key: "Xmp.dc.creator[1]" → ("dc", "creator").
+    static func topLevel(_ key: String) -> (prefix: String, name: String)? {
+        let parts = key.split(separator: ".", maxSplits: 2)
+        guard parts.count == 3, parts[0] == "Xmp" else { return nil }
+        let name = parts[2].prefix { $0 != "[" && $0 != "/" }
+        return (String(parts[1]), String(name))
+    }
+
+    /// Items of one packet, appended in document order; returns the indices and their exiv2 top-level keys.
+    public static func itemise(
+        packet: [UInt8], location: String, origin: Int64, options: ScanOptions,
+        into items: inout [MetadataItem], notes: inout [Note]
+    ) -> [Int: String] {
+        var keys: [Int: String] = [:]
+        let decoded: [DecodedTag]
+        do {
+            decoded = try Exiv2.decodeXMP(packet: packet)
+        } catch {
+            notes.append(Note(.warning, code: "xmp-unparsed", "XMP packet could not be parsed; treated as one unknown block", offset: origin))
+            items.append(MetadataItem(key: "xmp:packet", category: .content, location: location, offset: origin,
+                                      length: Int64(packet.count), detail: "unparsed XMP, \(packet.count) bytes", isUnknown: true))
+            return [items.count - 1: "*"]
+        }
+        var seen: [String: Int] = [:]
+        for tag in decoded {
+            guard let (prefix, name) = topLevel(tag.key) else { continue }
+            let exivKey = "Xmp.\(prefix).\(name)"
+            if let index = seen[exivKey] {
+                if options.includeValues, let value = items[index].value, value.count < 200 {
+                    items[index].value = value + "; " + tag.value
+                }
+                continue
+            }
+            items.append(MetadataItem(
+                key: "xmp:\(prefix):\(name)", category: category(prefix: prefix, name: name),
+                location: "\(location)/\(prefix):\(name)", offset: origin, length: Int64(tag.size),
+                value: options.includeValues ? String(tag.value.prefix(200)) : nil))
+            seen[exivKey] = items.count - 1
+            keys[items.count - 1] = exivKey
+        }
+        if decoded.isEmpty {
+            // An empty packet (only the wrapper) is still a block: an item so the policy can drop it.
+            items.append(MetadataItem(key: "xmp:packet", category: .structure, location: location, offset: origin,
+                                      length: Int64(packet.count), detail: "empty XMP packet"))
+            keys[items.count - 1] = "*"
+        }
+        return keys
+    }
+
+    /// The rebuilt packet: unchanged when everything is kept, nil when nothing is.
+    public static func rebuild(packet: [UInt8], keys: [Int: String], keeps: (Int) -> Bool) throws -> [UInt8]? {
+        let kept = keys.filter { keeps($0.key) }
+        if kept.count == keys.count { return packet }
+        if kept.isEmpty || kept.values.contains("*") { return nil }
+        return try Exiv2.filterXMP(packet: packet, keepingTopLevelKeys: Set(kept.values))
+    }
+}

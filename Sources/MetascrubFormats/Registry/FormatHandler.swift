@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// What a scanner hands to the pipeline: the items, notes, and its own parse of the file for the cleaner.
+public struct ScanResult: @unchecked Sendable {
+    public var items: [MetadataItem]
+    public var notes: [Note]
+    /// The handler's own description of the file (segment list, box tree); only that handler reads it.
+    public var layout: Any?
+
+    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Any? = nil) {
+        self.items = items
+        self.notes = notes
+        self.layout = layout
+    }
+}
+
+public struct ScanOptions: Sendable {
+    /// Capture values for `--show-values`; otherwise scanners do not even render them.
+    public var includeValues: Bool
+    public init(includeValues: Bool = false) { self.includeValues = includeValues }
+}
+
+/// The policy's decisions, one per scanned item, and the policy's global settings.
+public struct CleanPlan: Sendable {
+    public var findings: [Finding]
+    public var policy: Policy
+
+    public init(findings: [Finding], policy: Policy) {
+        self.findings = findings
+        self.policy = policy
+    }
+
+    public func disposition(_ index: Int) -> Disposition { findings[index].disposition }
+    public func keeps(_ index: Int) -> Bool { findings[index].disposition == .keep }
+}
+
+public struct CleanResult: Sendable {
+    public var method: CleanMethod
+    public var notes: [Note]
+    /// Outcomes that differ from what the disposition implies (an orientation kept because baking was impossible).
+    public var outcomes: [Int: Outcome]
+    /// Keys the output may still hold although the policy removes them, each explained by a note.
+    public var acceptedResiduals: Set<String>
+
+    public init(method: CleanMethod, notes: [Note] = [], outcomes: [Int: Outcome] = [:], acceptedResiduals: Set<String> = []) {
+        self.method = method
+        self.notes = notes
+        self.outcomes = outcomes
+        self.acceptedResiduals = acceptedResiduals
+    }
+}
+
+/// How the decoded content of the output compares with the original's.
+public struct ContentCheck: Sendable {
+    public var method: String
+    public var passed: Bool
+    public var detail: String?
+
+    public init(method: String, passed: Bool, detail: String? = nil) {
+        self.method = method
+        self.passed = passed
+        self.detail = detail
+    }
+}
+
+/// One container format: finds every metadata item and rewrites the container without the removed ones.
+/// Implementations live one per file under their format's folder and are listed in `FormatRegistry`.
+public protocol FormatHandler: Sendable {
+    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult
+    /// Writes the cleaned file to `output`. Must copy coded image/sample data unchanged unless the result
+    /// says `.losslessTransform` or `.reencode`.
+    func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
+    /// Compares decoded or coded content of the cleaned file with the original.
+    func verifyContent(original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource,
+                       cleanedScan: ScanResult, result: CleanResult) throws -> ContentCheck
+}

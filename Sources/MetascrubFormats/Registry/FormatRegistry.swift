@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// One row of the format table: how to recognise the format, what can be done with it, and who does it.
+public struct FormatEntry: Sendable {
+    public var format: MediaFormat
+    public var detect: @Sendable ([UInt8]) -> Bool
+    /// nil: recognised, reported as unsupported, never passed on as clean.
+    public var handler: (any FormatHandler)?
+    public var capabilities: Capabilities
+    /// Why a recognised format is not cleaned (shown in reports).
+    public var unsupportedReason: String?
+
+    public init(
+        _ format: MediaFormat, detect: @escaping @Sendable ([UInt8]) -> Bool, handler: (any FormatHandler)? = nil,
+        capabilities: Capabilities = Capabilities(), unsupportedReason: String? = nil
+    ) {
+        self.format = format
+        self.detect = detect
+        self.handler = handler
+        self.capabilities = capabilities
+        self.unsupportedReason = unsupportedReason
+    }
+}
+
+/// The one table a new format is added to. Order matters where magic overlaps: more specific rows first
+/// (camera raws before plain TIFF, RIFF forms by their form type, ISOBMFF by brand).
+public enum FormatRegistry {
+    static let notYet = "cleaning this format is not implemented yet"
+    static let rawReason = "camera raw files need their maker notes decoded to be cleaned safely; convert to DNG/JPEG/TIFF first"
+
+    public static let entries: [FormatEntry] = [
+        FormatEntry(
+            MediaFormat(id: "jpeg", name: "JPEG", kind: .image),
+            detect: { Magic.starts($0, [0xFF, 0xD8, 0xFF]) },
+            handler: JPEGFormat(),
+            capabilities: Capabilities([
+                .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove,
+                .embedded: .remove, .trailer: .remove,
+            ])),
+        FormatEntry(
+            MediaFormat(id: "png", name: "PNG", kind: .image),
+            detect: { Magic.starts($0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) },
+            unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "webp", name: "WebP", kind: .image),
+            detect: { Magic.isRIFF($0, form: "WEBP") }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "gif", name: "GIF", kind: .image),
+            detect: { Magic.ascii($0, "GIF87a") || Magic.ascii($0, "GIF89a") }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "cr2", name: "Canon CR2", kind: .raw),
+            detect: { Magic.isTIFF($0) && Magic.ascii($0, "CR", at: 8) }, unsupportedReason: rawReason),
+        FormatEntry(
+            MediaFormat(id: "orf", name: "Olympus ORF", kind: .raw),
+            detect: { Magic.ascii($0, "IIRO") || Magic.ascii($0, "IIRS") || Magic.ascii($0, "MMOR") },
+            unsupportedReason: rawReason),
+        FormatEntry(
+            MediaFormat(id: "rw2", name: "Panasonic RW2", kind: .raw),
+            detect: { Magic.starts($0, [0x49, 0x49, 0x55, 0x00]) }, unsupportedReason: rawReason),
+        FormatEntry(
+            MediaFormat(id: "raf", name: "Fujifilm RAF", kind: .raw),
+            detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, unsupportedReason: rawReason),
+        FormatEntry(
+            MediaFormat(id: "tiff", name: "TIFF", kind: .image),
+            detect: { Magic.isTIFF($0) }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "psd", name: "Photoshop PSD", kind: .image),
+            detect: { Magic.ascii($0, "8BPS") }, unsupportedReason: "Photoshop documents keep layers and history; export a flat image first"),
+        FormatEntry(
+            MediaFormat(id: "cr3", name: "Canon CR3", kind: .raw),
+            detect: { Magic.isobmffBrands($0)?.first == "crx " }, unsupportedReason: rawReason),
+        FormatEntry(
+            MediaFormat(id: "avif", name: "AVIF", kind: .image),
+            detect: { brands in Magic.isobmffBrands(brands).map { ["avif", "avis"].contains($0[0]) } ?? false },
+            unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "heif", name: "HEIF/HEIC", kind: .image),
+            detect: { head in
+                guard let brands = Magic.isobmffBrands(head) else { return false }
+                return ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avci"].contains(brands[0])
+            },
+            unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "jxl", name: "JPEG XL", kind: .image),
+            detect: { Magic.starts($0, [0xFF, 0x0A]) || Magic.starts($0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) },
+            unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "mov", name: "QuickTime MOV", kind: .video),
+            detect: { head in
+                if Magic.isobmffBrands(head)?.first == "qt  " { return true }
+                // Old QuickTime files start with a moov/mdat/wide/free box instead of ftyp.
+                return ["moov", "mdat", "wide", "free", "skip", "pnot"].contains { Magic.ascii(head, $0, at: 4) }
+            },
+            unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "mp4", name: "MP4/M4A/3GP", kind: .video),
+            detect: { Magic.isobmffBrands($0) != nil }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "matroska", name: "Matroska/WebM", kind: .video),
+            detect: { Magic.starts($0, [0x1A, 0x45, 0xDF, 0xA3]) }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "avi", name: "AVI", kind: .video),
+            detect: { Magic.isRIFF($0, form: "AVI ") }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "wav", name: "WAV", kind: .audio),
+            detect: { Magic.isRIFF($0, form: "WAVE") || Magic.ascii($0, "RF64") }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "aiff", name: "AIFF", kind: .audio),
+            detect: { Magic.ascii($0, "FORM") && (Magic.ascii($0, "AIFF", at: 8) || Magic.ascii($0, "AIFC", at: 8)) },
+            unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "flac", name: "FLAC", kind: .audio),
+            detect: { Magic.ascii($0, "fLaC") }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "ogg", name: "Ogg", kind: .audio),
+            detect: { Magic.ascii($0, "OggS") }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "asf", name: "ASF/WMV/WMA", kind: .video),
+            detect: { Magic.starts($0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "mpegts", name: "MPEG-TS/M2TS", kind: .video),
+            detect: { Magic.isMPEGTS($0) }, unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "mp3", name: "MP3", kind: .audio),
+            detect: { head in
+                Magic.ascii(head, "ID3") || (head.count >= 2 && head[0] == 0xFF && head[1] & 0xE0 == 0xE0 && head[1] & 0x06 != 0)
+            },
+            unsupportedReason: notYet),
+        FormatEntry(
+            MediaFormat(id: "bmp", name: "BMP", kind: .image),
+            detect: { Magic.ascii($0, "BM") && $0.count >= 26 && $0[6] == 0 && $0[7] == 0 && $0[8] == 0 && $0[9] == 0 },
+            unsupportedReason: notYet),
+    ]
+
+    /// The first row whose magic matches the file's first bytes.
+    public static func detect(_ head: [UInt8]) -> FormatEntry? {
+        entries.first { $0.detect(head) }
+    }
+
+    public static func entry(id: String) -> FormatEntry? {
+        entries.first { $0.format.id == id }
+    }
+}

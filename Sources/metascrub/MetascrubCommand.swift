@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Metascrub
+
+@main
+struct MetascrubCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "metascrub",
+        abstract: "Find and remove privacy-sensitive metadata from photos, videos and audio, losslessly.",
+        discussion: """
+            Exit status: 0 nothing to report, 1 findings (scan) or changed files (clean --exit-code), \
+            2 usage or policy error, 3 at least one file could not be read or cleaned.
+            """,
+        version: MetascrubVersion.current,
+        subcommands: [ScanCommand.self, CleanCommand.self, PolicyCommand.self, FormatsCommand.self]
+    )
+}
