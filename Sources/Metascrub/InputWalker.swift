@@ -10,6 +10,12 @@ public struct InputFile: Sendable, Equatable {
     public var path: String
     public var relative: String
     public var problem: MetascrubError?
+
+    public init(path: String, relative: String, problem: MetascrubError? = nil) {
+        self.path = path
+        self.relative = relative
+        self.problem = problem
+    }
 }
 
 /// Expands the paths given on the command line into files, recursing into folders in a stable order.

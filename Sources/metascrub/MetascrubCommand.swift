@@ -14,4 +14,22 @@ struct MetascrubCommand: AsyncParsableCommand {
         version: MetascrubVersion.current,
         subcommands: [ScanCommand.self, CleanCommand.self, PolicyCommand.self, FormatsCommand.self]
     )
+
+    /// Usage errors exit 2, as the documented contract says (ArgumentParser's default is 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                StandardError.write(fullMessage(for: error) + "\n")
+                Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
+            }
+            Self.exit(withError: error)
+        }
+    }
 }

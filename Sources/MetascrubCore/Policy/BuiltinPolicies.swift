@@ -17,7 +17,7 @@ description: >-
   (thumbnails, previews, trailers, motion-photo videos) only; keep camera,
   time, authorship and descriptions.
 default: keep
-unknown: keep
+unknown: remove
 categories:
   location: remove
   device: keep
@@ -55,6 +55,9 @@ categories:
   structure: keep
 keys:
   "exif:*": remove
+  "xmp:*": remove
+  "photoshop:*": remove
+  "iptc:*": remove
   "exif:Artist": keep
   "exif:Copyright": keep
   "iptc:By-line": keep
@@ -93,8 +96,12 @@ categories:
   rendering: keep
   structure: keep
 keys:
-  # EXIF holds nothing a viewer needs once orientation is baked; its technical tags go too.
+  # EXIF, XMP and Photoshop blocks hold nothing a viewer needs (the ICC profile and the
+  # Adobe colour transform live elsewhere); their technical fields go too.
   "exif:*": remove
+  "xmp:*": remove
+  "photoshop:*": remove
+  "iptc:*": remove
 orientation: bake
 reencode: false
 """#),
