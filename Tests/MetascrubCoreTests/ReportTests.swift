@@ -48,12 +48,14 @@ final class ReportTests: XCTestCase {
 
     func testTextReportNeverShowsValuesUnlessTheyWereCaptured() throws {
         let plain = try TextReportRenderer().render(sampleReport())
-        XCTAssertTrue(plain.contains("photos/a.jpg: cleaned [jpeg] by remux -> out/a.jpg"))
-        XCTAssertTrue(plain.contains("exif:GPSLatitude"))
+        XCTAssertTrue(plain.contains("photos/a.jpg: cleaned [jpeg] by remux -> out/a.jpg: 1 item removed (location 1)"), plain)
         XCTAssertFalse(plain.contains("icc:profile"), "kept items appear only with --verbose")
+        let verbose = try TextReportRenderer(verbose: true).render(sampleReport())
+        XCTAssertTrue(verbose.contains("exif:GPSLatitude"))
+        XCTAssertTrue(verbose.contains("icc:profile"))
         XCTAssertTrue(plain.contains("error: JPEG: truncated at SOS (offset 1234)"))
         XCTAssertTrue(plain.hasSuffix("3 files: 1 cleaned, 1 skipped, 1 error; items removed: location 1\n"))
-        let withValue = try TextReportRenderer().render(sampleReport(value: "48/1 51/1 0/1\u{1B}[2J"))
+        let withValue = try TextReportRenderer(verbose: true).render(sampleReport(value: "48/1 51/1 0/1\u{1B}[2J"))
         XCTAssertTrue(withValue.contains("= 48/1 51/1 0/1?[2J"), "control characters are neutralised")
     }
 

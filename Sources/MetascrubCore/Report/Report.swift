@@ -158,8 +158,8 @@ public struct Summary: Sendable, Codable, Equatable {
         var categories: [String: Int] = [:]
         for file in files {
             status[file.status.rawValue, default: 0] += 1
-            for finding in file.findings where finding.disposition != .keep && finding.item.parent == nil {
-                if file.status == .error { continue }
+            guard file.status != .error else { continue }
+            for finding in file.findings where finding.item.parent == nil && finding.counts {
                 categories[finding.item.category.rawValue, default: 0] += 1
             }
         }
@@ -174,6 +174,15 @@ public struct Summary: Sendable, Codable, Equatable {
 }
 
 extension Finding {
+    /// Whether the item is (scan: would be) removed or baked; an orientation kept as a fallback is not.
+    var counts: Bool {
+        switch outcome {
+        case .none: disposition != .keep
+        case .removed, .baked: true
+        case .kept, .keptAsFallback: false
+        }
+    }
+
     enum CodingKeys: String, CodingKey {
         case key, category, location, offset, length, value, detail, unknown, parent
         case action, rule, outcome, severity

@@ -23,7 +23,18 @@ public struct TextReportRenderer: ReportRenderer {
         if let reason = file.reason { head += " (\(reason))" }
         var lines = [head]
         if let error = file.error { lines.append("  error: \(error.message)") }
-        let shown = verbose ? file.findings : file.findings.filter { $0.disposition != .keep && $0.item.parent == nil }
+        // Cleaning a folder of photos should read as one line per file; the items are in --verbose and JSON.
+        if command == .clean, !verbose, file.status == .cleaned {
+            var counts: [String: Int] = [:]
+            for finding in file.findings where finding.item.parent == nil && finding.counts {
+                counts[finding.item.category.rawValue, default: 0] += 1
+            }
+            let total = counts.values.reduce(0, +)
+            lines[0] += ": \(total) item\(total == 1 ? "" : "s") removed ("
+                + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+        }
+        let shown = verbose ? file.findings
+            : command == .clean ? [] : file.findings.filter { $0.disposition != .keep && $0.item.parent == nil }
         if !shown.isEmpty {
             let keyWidth = min(44, shown.map(\.item.key.count).max() ?? 0)
             for finding in shown {
