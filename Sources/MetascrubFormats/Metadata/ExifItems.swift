@@ -108,7 +108,8 @@ public struct ExifItems {
         raw: [UInt8], parent: Int, location: String, origin: Int64, options: ScanOptions,
         into items: inout [MetadataItem], notes: inout [Note]
     ) {
-        let standardGroups: Set<String> = ["Image", "Photo", "GPSInfo", "Iop", "Thumbnail", "Image2", "Image3", "MpfInfo"]
+        // exiv2 also reports the maker note's position as Exif.MakerNote.* keys: bookkeeping, not content.
+        let standardGroups: Set<String> = ["Image", "Photo", "GPSInfo", "Iop", "Thumbnail", "Image2", "Image3", "MpfInfo", "MakerNote"]
         guard let decoded = try? Exiv2.decodeExif(tiff: raw) else {
             notes.append(Note(.info, code: "makernote-undecoded", "maker note could not be decoded; it is treated as one block", offset: origin))
             return
