@@ -142,64 +142,38 @@ public struct FileProcessor: Sendable {
             return
         }
 
-        let fs = options.fileSystem
-        let directory = Paths.directory(of: target)
-        if case .directory = mode { try fs.makeDirectories(directory) }
-        let (fd, temp) = try fs.createTemporary(in: directory, hint: Paths.basename(target))
-        var committed = false
-        defer {
-            if !committed { fs.unlink(temp) }
-        }
-        let sink = FileOutputSink(fd: fd, path: temp)
-        let result: CleanResult
-        do {
+        let writer = AtomicWriter(fileSystem: options.fileSystem)
+        var result = CleanResult(method: .remux)
+        let createFolders: Bool
+        if case .directory = mode { createFolders = true } else { createFolders = false }
+        try writer.replace(target, createFolders: createFolders, write: { sink in
             result = try handler.clean(source, scan: scan, plan: plan, to: sink)
-            try sink.flush()
-            try fs.fsync(fd, path: temp)
-            fs.close(fd)
-        } catch {
-            fs.close(fd)
-            throw error
-        }
-
-        // Verify before anything replaces anything: scan the output again with the same policy.
-        let cleaned = try FileByteSource(path: temp)
-        let rescan: ScanResult
-        do {
-            rescan = try handler.scan(cleaned, options: ScanOptions())
-        } catch {
-            throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
-        }
-        let remaining = options.policy.evaluate(rescan.items)
-            .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
-            .map(\.item.key)
-        let content = try handler.verifyContent(original: source, originalScan: scan, cleaned: cleaned, cleanedScan: rescan, result: result)
-        report.verification = Verification(
-            rescan: remaining.isEmpty ? .passed : .failed, remaining: Array(Set(remaining)).sorted(),
-            content: content.method, contentResult: content.passed ? .passed : .failed)
-        guard remaining.isEmpty else {
-            throw MetascrubError.verificationFailed(reason: "still present after cleaning: \(Array(Set(remaining)).sorted().joined(separator: ", "))")
-        }
-        guard content.passed else {
-            throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
-        }
-
-        if mode == .inPlace {
-            // Keep the original's permissions on the replacement.
-            var st = stat()
-            if stat(source.path, &st) == 0 {
-                let wfd = open(temp, O_WRONLY | O_CLOEXEC)
-                if wfd >= 0 {
-                    try? fs.setMode(wfd, mode: st.st_mode & 0o7777, path: temp)
-                    fs.close(wfd)
-                }
+        }, check: { temp in
+            // Verify before anything replaces anything: scan the output again with the same policy.
+            let cleaned = try FileByteSource(path: temp)
+            let rescan: ScanResult
+            do {
+                rescan = try handler.scan(cleaned, options: ScanOptions())
+            } catch {
+                throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
             }
-        }
-        report.sha256After = try Hashing.sha256(cleaned)
-        report.bytesAfter = cleaned.size
-        try fs.rename(temp, to: target)
-        committed = true
-        try fs.syncDirectory(directory)
+            let remaining = Array(Set(options.policy.evaluate(rescan.items)
+                .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
+                .map(\.item.key))).sorted()
+            let content = try handler.verifyContent(original: source, originalScan: scan, cleaned: cleaned, cleanedScan: rescan, result: result)
+            report.verification = Verification(
+                rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
+                content: content.method, contentResult: content.passed ? .passed : .failed)
+            guard remaining.isEmpty else {
+                throw MetascrubError.verificationFailed(reason: "still present after cleaning: \(remaining.joined(separator: ", "))")
+            }
+            guard content.passed else {
+                throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
+            }
+            if mode == .inPlace { Self.copyPermissions(from: source.path, to: temp, options.fileSystem) }
+            report.sha256After = try Hashing.sha256(cleaned)
+            report.bytesAfter = cleaned.size
+        })
 
         report.status = .cleaned
         report.method = result.method
@@ -219,28 +193,22 @@ public struct FileProcessor: Sendable {
     /// Copies a file unchanged to its destination, atomically (used when nothing needs removing).
     private func write(copyOf source: FileByteSource, to target: String, report: inout FileReport) throws {
         guard target != source.path else { return }
-        let fs = options.fileSystem
-        let directory = Paths.directory(of: target)
-        try fs.makeDirectories(directory)
-        let (fd, temp) = try fs.createTemporary(in: directory, hint: Paths.basename(target))
-        var committed = false
-        defer { if !committed { fs.unlink(temp) } }
-        do {
-            let sink = FileOutputSink(fd: fd, path: temp)
+        try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: true, write: { sink in
             try sink.copy(from: source, offset: 0, count: source.size)
-            try sink.flush()
-            try fs.fsync(fd, path: temp)
-            fs.close(fd)
-        } catch {
-            fs.close(fd)
-            throw error
-        }
-        try fs.rename(temp, to: target)
-        committed = true
-        try fs.syncDirectory(directory)
+        }, check: { _ in })
         report.output = target
         report.bytesAfter = source.size
         report.sha256After = report.sha256Before
+    }
+
+    /// The replacement of an in-place clean keeps the original's permission bits.
+    static func copyPermissions(from original: String, to temp: String, _ fs: any FileSystem) {
+        var st = stat()
+        guard stat(original, &st) == 0 else { return }
+        let fd = open(temp, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        try? fs.setMode(fd, mode: st.st_mode & 0o7777, path: temp)
+        fs.close(fd)
     }
 
     static func typed(_ error: any Error) -> MetascrubError {

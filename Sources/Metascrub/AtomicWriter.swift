@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubFormats
+
+/// Writes a file so that the target is either untouched or completely replaced: a temp file (mode 0600) in the
+/// target's folder, written, fsynced, checked by the caller, renamed over the target, and the folder fsynced.
+/// On any failure the temp file is removed and the target is as it was.
+struct AtomicWriter {
+    var fileSystem: any FileSystem
+
+    /// `write` fills the temp file; `check` inspects the finished temp file (by path) before it replaces
+    /// anything and throws to abandon it. Returns what `check` returned.
+    func replace<T>(
+        _ target: String, createFolders: Bool, write: (FileOutputSink) throws -> Void, check: (String) throws -> T
+    ) throws -> T {
+        let fs = fileSystem
+        let directory = Paths.directory(of: target)
+        if createFolders { try fs.makeDirectories(directory) }
+        let (fd, temp) = try fs.createTemporary(in: directory, hint: Paths.basename(target))
+        var committed = false
+        defer { if !committed { fs.unlink(temp) } }
+        do {
+            let sink = FileOutputSink(fd: fd, path: temp)
+            try write(sink)
+            try sink.flush()
+            try fs.fsync(fd, path: temp)
+            fs.close(fd)
+        } catch {
+            fs.close(fd)
+            throw error
+        }
+        let result = try check(temp)
+        try fs.rename(temp, to: target)
+        committed = true
+        try fs.syncDirectory(directory)
+        return result
+    }
+}
