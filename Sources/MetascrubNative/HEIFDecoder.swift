@@ -1,0 +1,124 @@
+import CHeif
+import MetascrubCore
+
+/// Decoding of the primary image of HEIF/AVIF files through libheif 1.15, for verification only (metascrub
+/// never writes HEIF through libheif: it cannot drop an item without re-encoding).
+///
+/// Every call makes and frees its own `heif_context`, so calls are safe from any thread or task. libheif
+/// reports errors as values (no longjmp, nothing printed).
+public enum HEIFDecoder {
+    /// Widest or tallest image a decode accepts (libheif's own limit is applied too).
+    public static let maximumSide: Int32 = 1 << 15
+
+    public struct RGBA: Sendable, Equatable {
+        public var width: Int
+        public var height: Int
+        /// 8-bit RGBA, row-major without padding.
+        public var pixels: [UInt8]
+    }
+
+    /// The primary image as 8-bit RGBA; `applyTransformations` applies `irot`, `imir` and `clap` as a viewer does.
+    public static func decodePrimary(path: String, applyTransformations: Bool = true) throws -> RGBA {
+        try decodePrimary(.path(path), applyTransformations: applyTransformations)
+    }
+
+    static func decodePrimary(_ input: Input, applyTransformations: Bool) throws -> RGBA {
+        try withPrimaryImage(input, colorspace: heif_colorspace_RGB, chroma: heif_chroma_interleaved_RGBA,
+                             applyTransformations: applyTransformations) { image in
+            var stride: Int32 = 0
+            let width = Int(heif_image_get_width(image, heif_channel_interleaved))
+            let height = Int(heif_image_get_height(image, heif_channel_interleaved))
+            guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride) else {
+                throw NativeError.library(name: "libheif", message: "decoded image has no pixels")
+            }
+            var pixels = [UInt8](repeating: 0, count: width * height * 4)
+            pixels.withUnsafeMutableBufferPointer { out in
+                for y in 0..<height {
+                    (out.baseAddress! + y * width * 4).update(from: plane + y * Int(stride), count: width * 4)
+                }
+            }
+            return RGBA(width: width, height: height, pixels: pixels)
+        }
+    }
+
+    public static func decodePrimary(bytes: [UInt8], applyTransformations: Bool = true) throws -> RGBA {
+        try decodePrimary(.memory(bytes), applyTransformations: applyTransformations)
+    }
+
+    /// A digest of the primary image as decoded in its own colour space and bit depth (every plane, no colour
+    /// conversion), with transformations applied: equal digests mean identical displayed samples.
+    public static func primaryDigest(path: String) throws -> (width: Int, height: Int, sha256: String) {
+        try primaryDigest(.path(path))
+    }
+
+    public static func primaryDigest(bytes: [UInt8]) throws -> (width: Int, height: Int, sha256: String) {
+        try primaryDigest(.memory(bytes))
+    }
+
+    static func primaryDigest(_ input: Input) throws -> (width: Int, height: Int, sha256: String) {
+        try withPrimaryImage(input, colorspace: heif_colorspace_undefined, chroma: heif_chroma_undefined,
+                             applyTransformations: true) { image in
+            var hasher = SHA256()
+            var size = (0, 0)
+            let channels = [heif_channel_Y, heif_channel_Cb, heif_channel_Cr, heif_channel_R, heif_channel_G, heif_channel_B,
+                            heif_channel_Alpha, heif_channel_interleaved]
+            hasher.update([UInt8(truncatingIfNeeded: heif_image_get_colorspace(image).rawValue),
+                           UInt8(truncatingIfNeeded: heif_image_get_chroma_format(image).rawValue)])
+            for channel in channels where heif_image_has_channel(image, channel) != 0 {
+                let width = Int(heif_image_get_width(image, channel)), height = Int(heif_image_get_height(image, channel))
+                let bits = Int(heif_image_get_bits_per_pixel(image, channel))
+                var stride: Int32 = 0
+                guard width > 0, height > 0, bits > 0, let plane = heif_image_get_plane_readonly(image, channel, &stride) else { continue }
+                if size == (0, 0) || channel == heif_channel_Y || channel == heif_channel_interleaved { size = (width, height) }
+                let rowBytes = (width * bits + 7) / 8
+                hasher.update([UInt8(truncatingIfNeeded: channel.rawValue), UInt8(truncatingIfNeeded: bits)])
+                hasher.update(withUnsafeBytes(of: Int64(width).bigEndian) { Array($0) } + withUnsafeBytes(of: Int64(height).bigEndian) { Array($0) })
+                for y in 0..<height {
+                    hasher.update(UnsafeBufferPointer(start: plane + y * Int(stride), count: rowBytes))
+                }
+            }
+            return (size.0, size.1, SHA256.hexString(hasher.finalize()))
+        }
+    }
+
+    // MARK: - Plumbing
+
+    enum Input {
+        case path(String)
+        case memory([UInt8])
+    }
+
+    private static func withPrimaryImage<T>(
+        _ input: Input, colorspace: heif_colorspace, chroma: heif_chroma, applyTransformations: Bool,
+        _ body: (OpaquePointer) throws -> T
+    ) throws -> T {
+        guard let context = heif_context_alloc() else { throw NativeError.library(name: "libheif", message: "out of memory") }
+        defer { heif_context_free(context) }
+        heif_context_set_maximum_image_size_limit(context, maximumSide)
+        switch input {
+        case .path(let path):
+            try check(heif_context_read_from_file(context, path, nil))
+        case .memory(let bytes):
+            // libheif copies the buffer, so it need not outlive this call.
+            try check(bytes.withUnsafeBytes { heif_context_read_from_memory(context, $0.baseAddress, $0.count, nil) })
+        }
+        var handle: OpaquePointer?
+        try check(heif_context_get_primary_image_handle(context, &handle))
+        guard let handle else { throw NativeError.library(name: "libheif", message: "no primary image") }
+        defer { heif_image_handle_release(handle) }
+        guard let options = heif_decoding_options_alloc() else { throw NativeError.library(name: "libheif", message: "out of memory") }
+        defer { heif_decoding_options_free(options) }
+        options.pointee.ignore_transformations = applyTransformations ? 0 : 1
+        var image: OpaquePointer?
+        try check(heif_decode_image(handle, &image, colorspace, chroma, options))
+        guard let image else { throw NativeError.library(name: "libheif", message: "decoding gave no image") }
+        defer { heif_image_release(image) }
+        return try body(image)
+    }
+
+    private static func check(_ error: heif_error) throws {
+        guard error.code != heif_error_Ok else { return }
+        let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
+        throw NativeError.library(name: "libheif", message: message)
+    }
+}
