@@ -180,10 +180,20 @@ int exiv2bridge_decode_iptc(const uint8_t *data, size_t length, exiv2bridge_resu
     });
 }
 
+/// Decoding a packet registers every namespace it declares in exiv2's process-wide registry, so a packet that
+/// binds a standard prefix to another URI ("dc" to a corrupted URI) would change how every later packet is read
+/// and written. Each XMP call therefore leaves the registry as it found it.
+struct NamespaceRegistryReset {
+    ~NamespaceRegistryReset() {
+        try { Exiv2::XmpProperties::unregisterNs(); } catch (...) {}
+    }
+};
+
 int exiv2bridge_decode_xmp(const uint8_t *data, size_t length, exiv2bridge_result *out) {
     return guarded(out, "XMP decode failed", [&]() -> int {
         if (!gXmpAvailable) return fail(out, "XMP decode failed: XMP toolkit could not be initialised");
         if (data == nullptr && length > 0) return fail(out, "XMP decode failed: no data");
+        NamespaceRegistryReset reset;
         std::string packet(reinterpret_cast<const char *>(data), length);
         Exiv2::XmpData xmpData;
         int rc = Exiv2::XmpParser::decode(xmpData, packet);
@@ -198,6 +208,7 @@ int exiv2bridge_filter_xmp(const uint8_t *data, size_t length, const char *keys,
     return guarded(out, "XMP filter failed", [&]() -> int {
         if (!gXmpAvailable) return fail(out, "XMP filter failed: XMP toolkit could not be initialised");
         if (data == nullptr && length > 0) return fail(out, "XMP filter failed: no data");
+        NamespaceRegistryReset reset;
         std::unordered_set<std::string> keep;
         if (keys != nullptr) {
             size_t start = 0;

@@ -65,10 +65,17 @@ public struct FileProcessor: Sendable {
                 report.reason = "unsupported: \(entry.unsupportedReason ?? "no cleaner")"
             case .handled(let entry, let handler):
                 report.format = entry.format.id
-                let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
-                report.findings = options.policy.evaluate(scan.items)
-                report.notes = scan.notes
-                report.status = report.actionable.isEmpty ? .clean : .findings
+                do {
+                    let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
+                    report.findings = options.policy.evaluate(scan.items)
+                    report.notes = scan.notes
+                    report.status = report.actionable.isEmpty ? .clean : .findings
+                } catch MetascrubError.unsupported(_, let reason) {
+                    // A variant only the handler can tell apart (a DNG inside TIFF): reported like any
+                    // unsupported format by scan; clean still refuses it.
+                    report.status = .skipped
+                    report.reason = "unsupported: \(reason)"
+                }
             }
         } catch {
             report.status = .error

@@ -41,13 +41,21 @@ public enum FormatRegistry {
         FormatEntry(
             MediaFormat(id: "png", name: "PNG", kind: .image),
             detect: { Magic.starts($0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) },
-            unsupportedReason: notYet),
+            handler: PNGFormat(),
+            capabilities: Capabilities([
+                .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove,
+                .embedded: .remove, .trailer: .remove,
+            ])),
         FormatEntry(
             MediaFormat(id: "webp", name: "WebP", kind: .image),
-            detect: { Magic.isRIFF($0, form: "WEBP") }, unsupportedReason: notYet),
+            detect: { Magic.isRIFF($0, form: "WEBP") },
+            handler: WebPFormat(),
+            capabilities: Capabilities([.exif: .remove, .xmp: .remove, .icc: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "gif", name: "GIF", kind: .image),
-            detect: { Magic.ascii($0, "GIF87a") || Magic.ascii($0, "GIF89a") }, unsupportedReason: notYet),
+            detect: { Magic.ascii($0, "GIF87a") || Magic.ascii($0, "GIF89a") },
+            handler: GIFFormat(),
+            capabilities: Capabilities([.xmp: .remove, .icc: .remove, .text: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "cr2", name: "Canon CR2", kind: .raw),
             detect: { Magic.isTIFF($0) && Magic.ascii($0, "CR", at: 8) }, unsupportedReason: rawReason),
@@ -63,7 +71,11 @@ public enum FormatRegistry {
             detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, unsupportedReason: rawReason),
         FormatEntry(
             MediaFormat(id: "tiff", name: "TIFF", kind: .image),
-            detect: { Magic.isTIFF($0) }, unsupportedReason: notYet),
+            detect: { Magic.isTIFF($0) },
+            handler: TIFFFormat(),
+            capabilities: Capabilities([
+                .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove, .embedded: .remove,
+            ])),
         FormatEntry(
             MediaFormat(id: "psd", name: "Photoshop PSD", kind: .image),
             detect: { Magic.ascii($0, "8BPS") }, unsupportedReason: "Photoshop documents keep layers and history; export a flat image first"),
@@ -72,19 +84,32 @@ public enum FormatRegistry {
             detect: { Magic.isobmffBrands($0)?.first == "crx " }, unsupportedReason: rawReason),
         FormatEntry(
             MediaFormat(id: "avif", name: "AVIF", kind: .image),
-            detect: { brands in Magic.isobmffBrands(brands).map { ["avif", "avis"].contains($0[0]) } ?? false },
-            unsupportedReason: notYet),
+            // AVIF files may name a generic major brand (mif1) and list avif among the compatible ones.
+            detect: { head in
+                guard let brands = Magic.isobmffBrands(head) else { return false }
+                return ["avif", "avis"].contains(brands[0])
+                    || (["mif1", "msf1", "miaf"].contains(brands[0]) && brands.dropFirst().contains { ["avif", "avis"].contains($0) })
+            },
+            handler: HEIFFormat(formatName: "AVIF"),
+            capabilities: Capabilities([
+                .exif: .remove, .xmp: .remove, .icc: .remove, .text: .remove, .embedded: .remove, .trailer: .remove,
+            ])),
         FormatEntry(
             MediaFormat(id: "heif", name: "HEIF/HEIC", kind: .image),
             detect: { head in
                 guard let brands = Magic.isobmffBrands(head) else { return false }
                 return ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avci"].contains(brands[0])
+                    || brands.dropFirst().contains("mif1")
             },
-            unsupportedReason: notYet),
+            handler: HEIFFormat(),
+            capabilities: Capabilities([
+                .exif: .remove, .xmp: .remove, .icc: .remove, .text: .remove, .embedded: .remove, .trailer: .remove,
+            ])),
         FormatEntry(
             MediaFormat(id: "jxl", name: "JPEG XL", kind: .image),
             detect: { Magic.starts($0, [0xFF, 0x0A]) || Magic.starts($0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) },
-            unsupportedReason: notYet),
+            handler: JXLFormat(),
+            capabilities: Capabilities([.exif: .remove, .xmp: .remove, .embedded: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "mov", name: "QuickTime MOV", kind: .video),
             detect: { head in

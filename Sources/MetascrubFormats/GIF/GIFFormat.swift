@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// What the GIF scanner learned about each metadata block, kept for the cleaner.
+struct GIFLayout {
+    enum Content {
+        /// The block stays exactly when this item is kept (comments, ICC, unknown extensions).
+        case item(Int)
+        case xmp(packet: [UInt8], keys: [Int: String])
+    }
+
+    var structure: GIFStructure
+    var contents: [Int: Content] = [:]
+    var trailerItem: Int?
+}
+
+/// GIF: block-level remux. The screen descriptor, colour tables, graphic controls, images (LZW data),
+/// plain-text extensions and the looping extensions are copied byte for byte; comments, XMP, other
+/// application extensions and bytes after the trailer are removed as the policy says.
+public struct GIFFormat: FormatHandler {
+    public init() {}
+
+    /// Application extensions that only control animation.
+    static let loopingApplications: Set<String> = ["NETSCAPE2.0", "ANIMEXTS1.0"]
+    static let xmpApplication = "XMP DataXMP"
+    static let iccApplication = "ICCRGBG1012"
+    static let parseLimit = 64 << 20
+    /// XMP in GIF ends with a 257-byte "magic trailer" (0x01, 0xFF … 0x00) that makes its raw bytes parse as sub-blocks.
+    static let xmpMagicTrailer: [UInt8] = [0x01] + (0...255).reversed().map { UInt8($0) }
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        let structure = try GIFStructure.parse(input)
+        var layout = GIFLayout(structure: structure)
+        var items: [MetadataItem] = []
+        var notes: [Note] = []
+        var comments = 0, applications = 0
+        for (index, block) in structure.blocks.enumerated() {
+            func add(_ key: String, _ category: Category, location: String, value: String? = nil, detail: String, unknown: Bool = false) {
+                items.append(MetadataItem(key: key, category: category, location: location, offset: block.range.lowerBound,
+                                          length: Int64(block.range.count), value: options.includeValues ? value : nil, detail: detail,
+                                          isUnknown: unknown))
+                layout.contents[index] = .item(items.count - 1)
+            }
+            switch block.kind {
+            case .image, .graphicControl, .plainText:
+                continue
+            case .comment:
+                comments += 1
+                let value = options.includeValues ? String(decoding: try GIFStructure.subBlockData(input, block, limit: 200), as: UTF8.self) : nil
+                add("gif:comment", .content, location: "comment#\(comments)", value: value, detail: "comment extension, \(block.range.count) bytes")
+            case .application(let ident) where Self.loopingApplications.contains(ident):
+                continue
+            case .application(let ident):
+                applications += 1
+                let location = "application#\(applications)(\(ident))"
+                if ident == Self.xmpApplication, block.range.count <= Self.parseLimit {
+                    let raw = try input.read(at: block.dataStart, count: Int(block.range.upperBound - 1 - block.dataStart))
+                    let packet = Self.xmpPacket(raw)
+                    let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: block.dataStart, options: options,
+                                                into: &items, notes: &notes)
+                    layout.contents[index] = .xmp(packet: packet, keys: keys)
+                } else if ident == Self.iccApplication {
+                    add("icc:profile", .rendering, location: location, detail: "ICC profile (application extension), \(block.range.count) bytes")
+                } else {
+                    let name = ident.isEmpty ? "unnamed" : ident
+                    add("gif:app:\(name)", NameClassifier.category(of: name, otherwise: .content), location: location,
+                        detail: "application extension \"\(name)\", \(block.range.count) bytes", unknown: true)
+                }
+            case .otherExtension(let label):
+                add("gif:extension:0x\(String(label, radix: 16, uppercase: true))", .content, location: "extension#\(index)",
+                    detail: "unknown extension 0x\(String(label, radix: 16)), \(block.range.count) bytes", unknown: true)
+            }
+        }
+        if let trailer = structure.trailer {
+            items.append(try Trailer.item(key: "gif:trailer", range: trailer, in: input, location: "after trailer 0x3B", after: "the GIF trailer"))
+            layout.trailerItem = items.count - 1
+        }
+        return ScanResult(items: items, notes: notes, layout: layout)
+    }
+
+    /// The packet inside an XMP application extension's raw bytes (sub-block terminator excluded).
+    static func xmpPacket(_ raw: [UInt8]) -> [UInt8] {
+        if raw.count >= xmpMagicTrailer.count, Array(raw.suffix(xmpMagicTrailer.count)) == xmpMagicTrailer {
+            return Array(raw.dropLast(xmpMagicTrailer.count))
+        }
+        // A writer that left the magic trailer out or damaged it: cut after the closing processing instruction.
+        let end = Array("<?xpacket end".utf8)
+        if let at = raw.firstRange(of: end), let close = raw[at.upperBound...].firstRange(of: [0x3F, 0x3E]) {
+            return Array(raw[..<close.upperBound])
+        }
+        return raw
+    }
+
+    /// A complete XMP application extension for a rebuilt packet.
+    static func xmpExtension(_ packet: [UInt8]) -> [UInt8] {
+        [0x21, 0xFF, 0x0B] + Array(xmpApplication.utf8) + packet + xmpMagicTrailer + [0x00]
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? GIFLayout else {
+            throw MetascrubError.verificationFailed(reason: "GIF cleaner was given another format's scan")
+        }
+        let structure = layout.structure
+        var out = OutputPlan()
+        out.copy(structure.screen)
+        for (index, block) in structure.blocks.enumerated() {
+            switch layout.contents[index] {
+            case nil:
+                out.copy(block.range)
+            case .item(let item)?:
+                if plan.keeps(item) { out.copy(block.range) }
+            case .xmp(let packet, let keys)?:
+                guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
+                // A rebuilt packet must not contain a NUL, which would end the sub-block walk early.
+                if rebuilt == packet || rebuilt.contains(0) { out.copy(block.range) } else { out.append(Self.xmpExtension(rebuilt)) }
+            }
+        }
+        out.append([0x3B])
+        if let trailer = structure.trailer, let item = layout.trailerItem, plan.keeps(item) {
+            out.copy(trailer)
+        }
+        try out.write(from: input, to: output)
+        return CleanResult(method: .remux)
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? GIFLayout, let after = cleanedScan.layout as? GIFLayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        let method = "screen descriptor, colour tables, graphic controls and image blocks (LZW data) byte-identical"
+        guard try ByteComparison.equal(original, before.structure.screen, cleaned, after.structure.screen) else {
+            return ContentCheck(method: method, passed: false, detail: "logical screen or global colour table differs")
+        }
+        func image(_ layout: GIFLayout) -> [GIFStructure.Block] {
+            layout.structure.blocks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.blocks[$0] }
+        }
+        let left = image(before), right = image(after)
+        guard left.count == right.count else {
+            return ContentCheck(method: method, passed: false, detail: "\(left.count) image blocks became \(right.count)")
+        }
+        for (x, y) in zip(left, right) {
+            guard x.kind == y.kind, try ByteComparison.equal(original, x.range, cleaned, y.range) else {
+                return ContentCheck(method: method, passed: false, detail: "block at \(x.range.lowerBound) differs")
+            }
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+}

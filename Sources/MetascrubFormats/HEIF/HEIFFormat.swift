@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// HEIF, HEIC, AVIF and camera `.HIF` files: item-level remux. Removed items leave `iinf`, `iloc`, `iref`, `ipma`
+/// and their bytes leave `mdat`/`idat`; the coded image data of kept items is copied byte for byte, and
+/// `irot`/`imir`/`clap` are kept so the image displays the same.
+public struct HEIFFormat: FormatHandler {
+    /// Names the format in errors and notes ("HEIF", "AVIF").
+    public let formatName: String
+
+    public init(formatName: String = "HEIF") { self.formatName = formatName }
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        try HEIFScanner.scan(input, format: formatName, options: options)
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? HEIFLayout else {
+            throw MetascrubError.verificationFailed(reason: "HEIF cleaner was given another format's scan")
+        }
+        var cleaner = HEIFCleaner(source: input, layout: layout, plan: plan)
+        return try cleaner.run(to: output)
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? HEIFLayout, let after = cleanedScan.layout as? HEIFLayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        return try HEIFVerifier.verify(original: original, before, cleaned: cleaned, after)
+    }
+}

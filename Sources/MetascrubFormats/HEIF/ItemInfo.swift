@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// One `infe` entry of the item information box: what an item is. The entry box is copied unchanged into a
+/// rewritten `iinf`, so only what classification needs is decoded.
+struct HEIFItem: Sendable {
+    var id: UInt32
+    /// `infe` version 2 and later; older entries are typed by their content type only (`mime`).
+    var type: FourCC
+    var contentType: String?
+    var contentEncoding: String?
+    /// Hidden items (tiles, derivation inputs) are not meant to be shown on their own.
+    var hidden: Bool
+    /// The `infe` box.
+    var box: Box
+
+    static let exif: FourCC = "Exif"
+    static let mime: FourCC = "mime"
+    static let uri: FourCC = "uri "
+    /// Coded and derived image item types (HEIF, AVIF, JPEG, VVC, uncompressed, tone-mapped).
+    static let imageTypes: Set<FourCC> = [
+        "hvc1", "hev1", "av01", "jpeg", "grid", "iovl", "iden", "avc1", "vvc1", "vvi1", "j2k1", "unci", "mski", "tmap",
+        "hvt1", "lhv1", "jxl ", "avs3",
+    ]
+    var isImage: Bool { Self.imageTypes.contains(type) }
+
+    var isXMP: Bool {
+        type == Self.mime && (contentType ?? "").trimmingWhitespace.lowercased() == "application/rdf+xml"
+            && (contentEncoding ?? "").isEmpty
+    }
+}
+
+/// `iinf`: the list of items.
+struct ItemInfoBox {
+    var version: UInt8
+    var items: [HEIFItem]
+
+    static func parse(_ box: Box, reader: BoxReader) throws -> ItemInfoBox {
+        let (version, _) = try reader.fullBoxHeader(of: box)
+        let countSize = version == 0 ? 2 : 4
+        let listing = try reader.children(of: box, skip: 4 + countSize, depth: 2)
+        var items: [HEIFItem] = []
+        var seen = Set<UInt32>()
+        for entry in listing.boxes where entry.type == "infe" {
+            let item = try parseEntry(entry, reader: reader)
+            guard seen.insert(item.id).inserted else {
+                throw MetascrubError.malformed(format: reader.format, path: entry.path, offset: entry.offset, reason: "item \(item.id) is described twice")
+            }
+            items.append(item)
+        }
+        return ItemInfoBox(version: version, items: items)
+    }
+
+    static func parseEntry(_ box: Box, reader: BoxReader) throws -> HEIFItem {
+        var c = ByteCursor(try reader.payload(of: box), origin: box.payloadOffset, format: reader.format, path: box.path)
+        let (version, flags) = try c.fullBoxHeader()
+        switch version {
+        case 0, 1:
+            let id = UInt32(try c.u16("item_ID"))
+            _ = try c.u16("item_protection_index")
+            _ = try c.cString("item_name")
+            let contentType = try c.cString("content_type")
+            let encoding = c.atEnd ? "" : try c.cString("content_encoding")
+            return HEIFItem(id: id, type: HEIFItem.mime, contentType: contentType, contentEncoding: encoding, hidden: false, box: box)
+        case 2, 3:
+            let id = version == 2 ? UInt32(try c.u16("item_ID")) : try c.u32("item_ID")
+            _ = try c.u16("item_protection_index")
+            let type = try c.fourCC("item_type")
+            _ = try c.cString("item_name")
+            var contentType: String?
+            var encoding: String?
+            if type == HEIFItem.mime {
+                contentType = try c.cString("content_type")
+                encoding = c.atEnd ? "" : try c.cString("content_encoding")
+            }
+            return HEIFItem(id: id, type: type, contentType: contentType, contentEncoding: encoding, hidden: flags & 1 != 0, box: box)
+        default:
+            throw c.malformed("item info entry version \(version) is not defined")
+        }
+    }
+
+    /// The rebuilt box with the kept entries copied byte for byte.
+    func serialize(keeping kept: [HEIFItem], reader: BoxReader) throws -> [UInt8] {
+        let version: UInt8 = kept.count > 0xFFFF ? 1 : self.version
+        var w = ByteWriter()
+        w.fullBoxHeader(version: version, flags: 0)
+        if version == 0 { w.u16(UInt16(kept.count)) } else { w.u32(UInt32(kept.count)) }
+        for item in kept { w.append(try reader.bytes(of: item.box)) }
+        return BoxWriter.box("iinf", w.bytes)
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace || f == "\0" { s.removeFirst() }
+        while let l = s.last, l.isWhitespace || l == "\0" { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// A cleaned file described as an ordered list of pieces: ranges copied unchanged from the source, and new
+/// bytes. Remuxers build the plan first (so sizes and offsets are known before anything is written), then
+/// write it in one pass; adjacent copies merge so kept image data moves in large blocks.
+struct OutputPlan {
+    enum Piece {
+        case copy(offset: Int64, count: Int64)
+        case bytes([UInt8])
+    }
+
+    private(set) var pieces: [Piece] = []
+    /// Bytes the plan writes so far: the output offset of whatever is appended next.
+    private(set) var size: Int64 = 0
+
+    mutating func copy(offset: Int64, count: Int64) {
+        guard count > 0 else { return }
+        if case .copy(let previous, let n)? = pieces.last, previous + n == offset {
+            pieces[pieces.count - 1] = .copy(offset: previous, count: n + count)
+        } else {
+            pieces.append(.copy(offset: offset, count: count))
+        }
+        size += count
+    }
+
+    mutating func copy(_ range: Range<Int64>) { copy(offset: range.lowerBound, count: Int64(range.count)) }
+
+    mutating func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        if case .bytes(let previous)? = pieces.last, previous.count + bytes.count <= 1 << 16 {
+            pieces[pieces.count - 1] = .bytes(previous + bytes)
+        } else {
+            pieces.append(.bytes(bytes))
+        }
+        size += Int64(bytes.count)
+    }
+
+    /// Appends another plan's pieces (a body whose size had to be known before its header was written).
+    mutating func append(contentsOf other: OutputPlan) {
+        for piece in other.pieces {
+            switch piece {
+            case .copy(let offset, let count): copy(offset: offset, count: count)
+            case .bytes(let bytes): append(bytes)
+            }
+        }
+    }
+
+    func write(from source: any ByteSource, to output: any OutputSink) throws {
+        for piece in pieces {
+            switch piece {
+            case .copy(let offset, let count): try output.copy(from: source, offset: offset, count: count)
+            case .bytes(let bytes): try output.write(bytes)
+            }
+        }
+    }
+}
+
+/// Byte-for-byte comparison of ranges in two sources, read in bounded blocks (content verification).
+enum ByteComparison {
+    static func equal(_ a: any ByteSource, _ rangeA: Range<Int64>, _ b: any ByteSource, _ rangeB: Range<Int64>) throws -> Bool {
+        guard rangeA.count == rangeB.count else { return false }
+        var done: Int64 = 0
+        let total = Int64(rangeA.count)
+        while done < total {
+            let n = Int(min(total - done, 1 << 20))
+            if try a.read(at: rangeA.lowerBound + done, count: n) != b.read(at: rangeB.lowerBound + done, count: n) { return false }
+            done += Int64(n)
+        }
+        return true
+    }
+}

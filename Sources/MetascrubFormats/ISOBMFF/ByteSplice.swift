@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// One piece of a rewritten file: bytes copied unchanged from the source, or new bytes.
+public enum OutputPiece: Sendable, Equatable {
+    case copy(Range<Int64>)
+    case bytes([UInt8])
+
+    public var count: Int64 {
+        switch self {
+        case .copy(let range): Int64(range.count)
+        case .bytes(let bytes): Int64(bytes.count)
+        }
+    }
+}
+
+extension Array where Element == OutputPiece {
+    public var byteCount: Int64 { reduce(0) { $0 + $1.count } }
+
+    /// Writes the pieces in order; copies go through `OutputSink.copy` (in the kernel between files).
+    public func write(from source: any ByteSource, to output: any OutputSink) throws {
+        for piece in self {
+            switch piece {
+            case .copy(let range): try output.copy(from: source, offset: range.lowerBound, count: Int64(range.count))
+            case .bytes(let bytes): try output.write(bytes)
+            }
+        }
+    }
+
+    /// The pieces as bytes, for small runs that go inside a rebuilt box (an `idat`).
+    public func materialise(from source: any ByteSource) throws -> [UInt8] {
+        var out: [UInt8] = []
+        for piece in self {
+            switch piece {
+            case .copy(let range): out += try source.read(at: range.lowerBound, count: Int(range.count))
+            case .bytes(let bytes): out += bytes
+            }
+        }
+        return out
+    }
+}
+
+/// A run of source bytes (a box payload) with some ranges cut out and some replaced by new bytes; it knows
+/// where each kept byte lands, so offsets into the run (item extents, chunk offsets) can be rewritten.
+public struct ByteSplice: Sendable {
+    public enum Problem: Error, Sendable, Equatable {
+        case replacementOutside(Range<Int64>)
+        case replacementsOverlap(Range<Int64>)
+    }
+
+    /// The old run (file offsets).
+    public let range: Range<Int64>
+    public private(set) var pieces: [OutputPiece] = []
+    /// Kept old ranges and where each starts in the new run (relative to its start).
+    private var kept: [(old: Range<Int64>, new: Int64)] = []
+    private var replaced: [(old: Range<Int64>, new: Range<Int64>)] = []
+
+    /// `cuts` may overlap each other and stick out of `range` (they are merged and clipped); `replacements`
+    /// must be non-empty, lie inside `range` and not overlap each other. A cut overlapping a replacement removes
+    /// bytes too; the new bytes go where the replaced range started.
+    public init(range: Range<Int64>, cuts: [Range<Int64>], replacements: [(range: Range<Int64>, bytes: [UInt8])] = []) throws {
+        self.range = range
+        let sortedReplacements = replacements.sorted { $0.range.lowerBound < $1.range.lowerBound }
+        for (i, r) in sortedReplacements.enumerated() {
+            guard !r.range.isEmpty, r.range.lowerBound >= range.lowerBound, r.range.upperBound <= range.upperBound else {
+                throw Problem.replacementOutside(r.range)
+            }
+            if i > 0, sortedReplacements[i - 1].range.upperBound > r.range.lowerBound { throw Problem.replacementsOverlap(r.range) }
+        }
+        let clippedCuts = cuts.map { max($0.lowerBound, range.lowerBound)..<max(max($0.lowerBound, range.lowerBound), min($0.upperBound, range.upperBound)) }
+        let removed = Self.union(clippedCuts + sortedReplacements.map(\.range))
+        var at = range.lowerBound
+        var written: Int64 = 0
+        var next = 0
+        for gap in removed {
+            if gap.lowerBound > at {
+                pieces.append(.copy(at..<gap.lowerBound))
+                kept.append((at..<gap.lowerBound, written))
+                written += gap.lowerBound - at
+            }
+            // Replacements start inside the removed gap that covers them (gaps are unions of cuts and replacements).
+            while next < sortedReplacements.count, sortedReplacements[next].range.lowerBound < gap.upperBound {
+                let r = sortedReplacements[next]
+                if !r.bytes.isEmpty { pieces.append(.bytes(r.bytes)) }
+                replaced.append((r.range, written..<written + Int64(r.bytes.count)))
+                written += Int64(r.bytes.count)
+                next += 1
+            }
+            at = max(at, gap.upperBound)
+        }
+        if at < range.upperBound {
+            pieces.append(.copy(at..<range.upperBound))
+            kept.append((at..<range.upperBound, written))
+        }
+    }
+
+    /// Size of the new run.
+    public var newCount: Int64 { pieces.byteCount }
+
+    /// Where an old byte range lands in the new run (relative to its start): it must lie inside one kept
+    /// piece, or be exactly a replaced range. nil when it was cut or straddles a cut.
+    public func map(_ old: Range<Int64>) -> Range<Int64>? {
+        if let r = replaced.first(where: { $0.old == old }) { return r.new }
+        // Binary search for the kept piece holding the start.
+        var lo = 0, hi = kept.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if kept[mid].old.upperBound <= old.lowerBound { lo = mid + 1 } else { hi = mid }
+        }
+        if lo < kept.count {
+            let piece = kept[lo]
+            if piece.old.lowerBound <= old.lowerBound, old.upperBound <= piece.old.upperBound {
+                let start = piece.new + (old.lowerBound - piece.old.lowerBound)
+                return start..<start + Int64(old.count)
+            }
+        }
+        // An empty range at a piece boundary (or at the end of the run) maps to the next kept byte.
+        if old.isEmpty {
+            if old.lowerBound == range.upperBound { return newCount..<newCount }
+            if let piece = kept.first(where: { $0.old.upperBound == old.lowerBound }) {
+                let end = piece.new + Int64(piece.old.count)
+                return end..<end
+            }
+        }
+        return nil
+    }
+
+    /// Sorted, merged union of ranges (empty ranges dropped).
+    public static func union(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
+        var out: [Range<Int64>] = []
+        for r in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = out.last, r.lowerBound <= last.upperBound {
+                out[out.count - 1] = last.lowerBound..<max(last.upperBound, r.upperBound)
+            } else {
+                out.append(r)
+            }
+        }
+        return out
+    }
+
+    /// `ranges` minus `minus`, both as unions (one merge pass over the two sorted lists).
+    public static func subtract(_ ranges: [Range<Int64>], _ minus: [Range<Int64>]) -> [Range<Int64>] {
+        var out: [Range<Int64>] = []
+        let holes = union(minus)
+        var h = 0
+        for r in union(ranges) {
+            var at = r.lowerBound
+            while h < holes.count, holes[h].upperBound <= at { h += 1 }
+            var k = h
+            while k < holes.count, holes[k].lowerBound < r.upperBound {
+                if holes[k].lowerBound > at { out.append(at..<holes[k].lowerBound) }
+                at = max(at, holes[k].upperBound)
+                k += 1
+            }
+            if at < r.upperBound { out.append(at..<r.upperBound) }
+        }
+        return out
+    }
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// JPEG XL: box-level remux of the container form. The codestream boxes (`jxlc`, `jxlp`) and the level and
+/// frame-index boxes are copied byte for byte; metadata boxes are dropped or rebuilt. A bare codestream has no
+/// metadata boxes, so there is nothing to remove.
+public struct JXLFormat: FormatHandler {
+    public init() {}
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        try JXLScanner.scan(input, options: options)
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? JXLLayout else {
+            throw MetascrubError.verificationFailed(reason: "JPEG XL cleaner was given another format's scan")
+        }
+        var result = CleanResult(method: .remux)
+        guard !layout.bare else {
+            try output.copy(from: input, offset: 0, count: input.size)
+            return result
+        }
+        var pieces: [OutputPiece] = []
+        var metadataChanged = false
+        var reconstruction: [(piece: Int, box: Int)] = []
+        for (i, box) in layout.boxes.enumerated() {
+            if let content = layout.embedded[i] {
+                switch try content.apply(plan: plan, notes: &result.notes) {
+                case .unchanged: pieces.append(.copy(box.range))
+                case .removed: metadataChanged = true
+                case .rebuilt(let bytes):
+                    metadataChanged = true
+                    pieces.append(.bytes(BoxWriter.box(box.type, bytes)))
+                }
+            } else if let owner = layout.boxOwner[i] {
+                if plan.keeps(owner) {
+                    if box.type == JXLLayout.reconstruction { reconstruction.append((pieces.count, i)) }
+                    pieces.append(.copy(box.range))
+                } else if ["jumb", "brob"].contains(box.type) {
+                    metadataChanged = true
+                }
+            } else if box.type == "free" || box.type == "skip" {
+                continue // zero padding
+            } else {
+                pieces.append(.copy(box.range))
+            }
+        }
+        // JPEG reconstruction data refers to the Exif/XMP/JUMBF boxes it came with; once they change it could only
+        // rebuild a broken JPEG, so it goes too (the JPEG XL image itself is unchanged).
+        if metadataChanged, !reconstruction.isEmpty {
+            for (piece, box) in reconstruction.reversed() {
+                pieces.remove(at: piece)
+                if let owner = layout.boxOwner[box] { result.outcomes[owner] = .removed }
+            }
+            result.notes.append(Note(.info, code: "jxl-reconstruction-dropped",
+                                     "JPEG reconstruction data was removed with the metadata it refers to; the JPEG XL image is unchanged"))
+        }
+        if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) {
+            pieces.append(.copy(trailer))
+        }
+        try pieces.write(from: input, to: output)
+        return result
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? JXLLayout, let after = cleanedScan.layout as? JXLLayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        let method = "codestream boxes (jxlc/jxlp/jxll/jxli) byte-identical and in the same order"
+        if before.bare || after.bare {
+            let same = try before.bare == after.bare && original.size == cleaned.size
+                && HEIFVerifier.sameBytes(original, [0..<original.size], cleaned, [0..<cleaned.size])
+            return ContentCheck(method: "bare codestream byte-identical", passed: same)
+        }
+        let a = before.boxes.filter { JXLLayout.codestream.contains($0.type) }
+        let b = after.boxes.filter { JXLLayout.codestream.contains($0.type) }
+        guard a.count == b.count, !a.isEmpty else {
+            return ContentCheck(method: method, passed: false, detail: "\(a.count) codestream boxes became \(b.count)")
+        }
+        for (x, y) in zip(a, b) {
+            guard x.type == y.type, x.payloadSize == y.payloadSize,
+                  try HEIFVerifier.sameBytes(original, [x.payloadRange], cleaned, [y.payloadRange]) else {
+                return ContentCheck(method: method, passed: false, detail: "\(x.type) at \(x.offset) differs")
+            }
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubNative
+
+/// PNG and APNG: chunk-level remux. Image chunks (IHDR, PLTE, IDAT, fcTL/fdAT, colour chunks) are copied byte
+/// for byte; an EXIF orientation is baked by re-encoding the oriented samples losslessly when the policy asks.
+public struct PNGFormat: FormatHandler {
+    public init() {}
+
+    /// Decoded-pixel comparison is skipped above this (the chunk bytes are still compared).
+    static let decodeLimit = 1 << 24
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        try PNGScanner.scan(input, options: options)
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? PNGLayout else {
+            throw MetascrubError.verificationFailed(reason: "PNG cleaner was given another format's scan")
+        }
+        var result = CleanResult(method: .remux)
+        let structure = layout.structure
+        var keepOrientation: Bool?
+        var baked: PNGOrientation.Baked?
+
+        if let exif = layout.exif, let item = exif.orientationItem, plan.disposition(item) == .bake,
+           let orientation = exif.orientation, (2...8).contains(orientation) {
+            if structure.isAnimated {
+                keepOrientation = true
+                result.keepOrientationAsFallback(item: item, orientation: orientation,
+                                                 why: "the frames of an animated PNG are not re-encoded")
+            } else {
+                do {
+                    baked = try PNGOrientation.bake(input, structure, orientation: orientation)
+                    keepOrientation = false
+                    result.method = .losslessTransform
+                    result.outcomes[item] = .baked
+                    result.notes.append(Note(.info, code: "orientation-baked",
+                                             "orientation \(orientation) baked: the samples were re-encoded losslessly in displayed orientation"))
+                } catch let refusal as PNGOrientation.Refusal {
+                    keepOrientation = true
+                    result.keepOrientationAsFallback(item: item, orientation: orientation, why: refusal.reason)
+                }
+            }
+        }
+
+        var out = OutputPlan()
+        out.append(PNGStructure.signature)
+        var wroteImage = false
+        for (index, chunk) in structure.chunks.enumerated() {
+            if let baked {
+                switch chunk.type {
+                case "IHDR":
+                    out.append(baked.header)
+                    continue
+                case "IDAT":
+                    if !wroteImage { baked.idat.forEach { out.append($0) } }
+                    wroteImage = true
+                    continue
+                case "pHYs" where baked.transposed && chunk.length == 9:
+                    let data = try input.read(at: chunk.dataOffset, count: 9)
+                    out.append(PNGStructure.chunk("pHYs", Array(data[4..<8] + data[0..<4] + data[8...])))
+                    continue
+                default:
+                    break
+                }
+            }
+            switch layout.contents[index] {
+            case nil:
+                out.copy(chunk.range)
+            case .item(let item)?:
+                if plan.keeps(item) { out.copy(chunk.range) }
+            case .iccProfile(let profile, let name, let nameLength)?:
+                guard plan.keeps(profile) else { continue }
+                if let name, !plan.keeps(name) {
+                    let data = try input.read(at: chunk.dataOffset + Int64(nameLength), count: Int(chunk.length) - nameLength)
+                    out.append(PNGStructure.chunk("iCCP", Array(PNGScanner.neutralProfileName.utf8) + data))
+                } else {
+                    out.copy(chunk.range)
+                }
+            case .orientation(let item)?:
+                // Once the samples are oriented, an ImageMagick orNT would rotate them a second time.
+                if baked != nil {
+                    result.outcomes[item] = .removed
+                } else if plan.keeps(item) {
+                    out.copy(chunk.range)
+                }
+            case .xmp(let packet, let keys, let keyword)?:
+                guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
+                if rebuilt == packet {
+                    out.copy(chunk.range)
+                } else {
+                    out.append(PNGStructure.chunk("iTXt", PNGText.iTXtData(keyword: keyword, text: rebuilt)))
+                }
+            case .exif(let payload)?:
+                // Only the first eXIf's orientation is applied by viewers; any other goes by its own disposition.
+                switch payload.rewrite(plan: plan, keepOrientation: index == layout.exifChunk ? keepOrientation : nil, notes: &result.notes) {
+                case .copy: out.copy(chunk.range)
+                case .drop: break
+                case .replace(let tiff): out.append(PNGStructure.chunk("eXIf", tiff))
+                }
+            }
+        }
+        if let trailer = structure.trailer, let item = layout.trailerItem, plan.keeps(item) {
+            out.copy(trailer)
+        }
+        try out.write(from: input, to: output)
+        return result
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? PNGLayout, let after = cleanedScan.layout as? PNGLayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        if result.method == .losslessTransform {
+            let orientation = before.exif?.orientation ?? 1
+            return try decodedPixels(original: original, orientation: orientation, cleaned: cleaned, header: before.structure.header,
+                                     method: "decoded pixels identical to the original displayed with orientation \(orientation)")
+        }
+        let method = "image chunks (IHDR, PLTE, IDAT, fcTL/fdAT, colour chunks) byte-identical"
+        let left = imageChunks(before), right = imageChunks(after)
+        guard left.map(\.type) == right.map(\.type) else {
+            return ContentCheck(method: method, passed: false, detail: "image chunk sequence changed")
+        }
+        for (x, y) in zip(left, right) {
+            guard try ByteComparison.equal(original, x.dataOffset..<x.end - 4, cleaned, y.dataOffset..<y.end - 4) else {
+                return ContentCheck(method: method, passed: false, detail: "\(x.type) chunk at \(x.offset) differs")
+            }
+        }
+        return try decodedPixels(original: original, orientation: 1, cleaned: cleaned, header: before.structure.header,
+                                 method: method + "; decoded pixels identical")
+    }
+
+    private func imageChunks(_ layout: PNGLayout) -> [PNGStructure.Chunk] {
+        layout.structure.chunks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.chunks[$0] }
+    }
+
+    /// Both files decoded by libpng, the original with `orientation` applied, compared sample for sample.
+    private func decodedPixels(original: any ByteSource, orientation: Int, cleaned: any ByteSource, header: PNGStructure.Header,
+                               method: String) throws -> ContentCheck {
+        guard header.width * header.height <= Self.decodeLimit else {
+            // Only a re-encode needs the decode; a remux was already compared chunk by chunk.
+            return ContentCheck(method: method, passed: orientation == 1,
+                                detail: orientation == 1 ? "pixel decode skipped (image too large)" : "too large to verify")
+        }
+        let a = try PNGDecoder.decodeRGBA16(original.readAll())
+        let b = try PNGDecoder.decodeRGBA16(cleaned.readAll())
+        let expected = PixelOrientation.apply(orientation, width: a.width, height: a.height, pixels: a.pixels, channels: 4)
+        guard expected.width == b.width, expected.height == b.height else {
+            return ContentCheck(method: method, passed: false, detail: "size \(b.width)×\(b.height), expected \(expected.width)×\(expected.height)")
+        }
+        guard expected.pixels == b.pixels else {
+            let differing = zip(expected.pixels, b.pixels).reduce(0) { $0 + ($1.0 != $1.1 ? 1 : 0) }
+            return ContentCheck(method: method, passed: false, detail: "\(differing) of \(b.pixels.count) samples differ")
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// TIFF and BigTIFF (baseline, either byte order): the IFD chain is rewritten with the structural tags and the
+/// kept metadata; strips and tiles are copied byte for byte and their offsets rewritten. Camera raws (DNG and
+/// other TIFF-based raws) are refused.
+public struct TIFFFormat: FormatHandler {
+    public init() {}
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        try TIFFScanner.scan(input, options: options)
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? TIFFLayout else {
+            throw MetascrubError.verificationFailed(reason: "TIFF cleaner was given another format's scan")
+        }
+        var result = CleanResult(method: .remux)
+        var keepOrientation: Bool?
+        if let item = layout.orientationItem, plan.disposition(item) == .bake, let orientation = layout.orientation, (2...8).contains(orientation) {
+            keepOrientation = true
+            result.keepOrientationAsFallback(item: item, orientation: orientation,
+                                             why: "rotating TIFF strips or tiles would mean decoding and re-encoding them")
+        }
+        var writer = TIFFWriter(layout: layout, source: input, plan: plan, keepOrientation: keepOrientation)
+        let out = try writer.build()
+        result.notes += Array(Set(writer.notes).sorted { $0.code < $1.code })
+        try out.write(from: input, to: output)
+        return result
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? TIFFLayout, let after = cleanedScan.layout as? TIFFLayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        let method = "strips/tiles byte-identical and structural tags unchanged, image by image"
+        let left = try images(before, original), right = try images(after, cleaned)
+        // Every page must survive in order; reduced images and SubIFDs may have been removed.
+        var j = 0
+        for image in left {
+            if j < right.count, image.signature == right[j].signature, image.blocks.count == right[j].blocks.count,
+               try zip(image.blocks, right[j].blocks).allSatisfy({ try ByteComparison.equal(original, $0.0, cleaned, $0.1) }) {
+                j += 1
+            } else if image.role == .page {
+                return ContentCheck(method: method, passed: false, detail: "the image in \(image.path) is missing or differs")
+            }
+        }
+        guard j == right.count else {
+            return ContentCheck(method: method, passed: false, detail: "\(right.count - j) image(s) in the output do not match the original")
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+
+    private struct Image {
+        var role: TIFFLayout.Role
+        var path: String
+        /// Structural entries (tag, type, count, value) other than data offsets.
+        var signature: [UInt8]
+        var blocks: [Range<Int64>]
+    }
+
+    /// The images of a file in chain order, each followed by its SubIFD images.
+    private func images(_ layout: TIFFLayout, _ source: any ByteSource) throws -> [Image] {
+        var result: [Image] = []
+        func visit(_ index: Int) throws {
+            let node = layout.nodes[index]
+            guard node.role.holdsImage else { return }
+            var image = Image(role: node.role, path: node.path, signature: [], blocks: [])
+            var children: [Int] = []
+            for (entry, fate) in zip(node.ifd.entries, node.fates) {
+                switch fate {
+                case .structural:
+                    image.signature += layout.structure.order.bytes(entry.tag) + layout.structure.order.bytes(entry.type)
+                    image.signature += try layout.structure.bytes(source, entry)
+                case .data(let ranges):
+                    image.blocks += ranges
+                case .pointer(let nodes) where entry.tag == TIFFScanner.subIFDsTag:
+                    children += nodes
+                default:
+                    break
+                }
+            }
+            result.append(image)
+            try children.forEach(visit)
+        }
+        try layout.chain.forEach(visit)
+        return result
+    }
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// What the WebP scanner learned about each metadata chunk, kept for the cleaner.
+struct WebPLayout {
+    enum Content {
+        /// The chunk stays exactly when this item is kept (ICCP, unknown chunks, unparsed EXIF).
+        case item(Int)
+        case xmp(packet: [UInt8], keys: [Int: String])
+        case exif(ExifPayload)
+    }
+
+    var structure: WebPStructure
+    var contents: [Int: Content] = [:]
+    var trailerItem: Int?
+    /// The first EXIF chunk and the chunk index it came from.
+    var exif: ExifPayload?
+    var exifChunk: Int?
+}
+
+/// WebP (simple and extended, still and animated): RIFF chunk-level remux. VP8/VP8L/ALPH/ANIM/ANMF are
+/// copied byte for byte; the VP8X flags and the RIFF size are rewritten to match the chunks that stay.
+public struct WebPFormat: FormatHandler {
+    public init() {}
+
+    static let imageChunks: Set<String> = ["VP8X", "VP8 ", "VP8L", "ALPH", "ANIM", "ANMF"]
+    static let parseLimit: Int64 = 64 << 20
+
+    enum Flag {
+        static let icc: UInt8 = 0x20
+        static let exif: UInt8 = 0x08
+        static let xmp: UInt8 = 0x04
+    }
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        let structure = try WebPStructure.parse(input)
+        var layout = WebPLayout(structure: structure)
+        var items: [MetadataItem] = []
+        var notes: [Note] = []
+        var count: [String: Int] = [:]
+        for (index, chunk) in structure.chunks.enumerated() where !Self.imageChunks.contains(chunk.fourCC) {
+            count[chunk.fourCC, default: 0] += 1
+            let name = chunk.fourCC.trimmingSuffixSpaces
+            let location = "\(name)#\(count[chunk.fourCC]!)"
+            func add(_ key: String, _ category: Category, detail: String, unknown: Bool = false) -> Int {
+                items.append(MetadataItem(key: key, category: category, location: location, offset: chunk.offset,
+                                          length: chunk.size + 8, detail: detail, isUnknown: unknown))
+                return items.count - 1
+            }
+            let parseable = chunk.size <= Self.parseLimit
+            switch chunk.fourCC {
+            case "EXIF" where parseable:
+                let data = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
+                let first = items.count
+                if let payload = ExifPayload.itemise(data, origin: chunk.payloadOffset, location: location, options: options, into: &items, notes: &notes) {
+                    layout.contents[index] = .exif(payload)
+                    if layout.exif == nil {
+                        layout.exif = payload
+                        layout.exifChunk = index
+                    }
+                } else {
+                    layout.contents[index] = .item(first)
+                }
+            case "XMP " where parseable:
+                let packet = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
+                let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: chunk.payloadOffset, options: options,
+                                            into: &items, notes: &notes)
+                layout.contents[index] = .xmp(packet: packet, keys: keys)
+            case "ICCP":
+                layout.contents[index] = .item(add("icc:profile", .rendering, detail: "ICC profile (ICCP), \(chunk.size) bytes"))
+            default:
+                let category = NameClassifier.category(of: name, otherwise: .content)
+                layout.contents[index] = .item(add("webp:chunk:\(name)", category, detail: "\(chunk.size)-byte \(name) chunk", unknown: true))
+            }
+        }
+        if let trailer = structure.trailer {
+            items.append(try Trailer.item(key: "webp:trailer", range: trailer, in: input, location: "after RIFF form", after: "the RIFF form"))
+            layout.trailerItem = items.count - 1
+        }
+        return ScanResult(items: items, notes: notes, layout: layout)
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? WebPLayout else {
+            throw MetascrubError.verificationFailed(reason: "WebP cleaner was given another format's scan")
+        }
+        var result = CleanResult(method: .remux)
+        var keepOrientation: Bool?
+        if let exif = layout.exif, let item = exif.orientationItem, plan.disposition(item) == .bake,
+           let orientation = exif.orientation, (2...8).contains(orientation) {
+            let lossless = layout.structure.chunks.contains { $0.fourCC == "VP8L" }
+            keepOrientation = true
+            result.keepOrientationAsFallback(item: item, orientation: orientation, why: lossless
+                ? "rotating VP8L data needs a lossless WebP re-encode, which metascrub does not do"
+                : "rotating lossy VP8 data would re-encode it")
+        }
+
+        // First what each chunk becomes, then the VP8X flags that match, then the bytes.
+        enum Written { case chunk(WebPStructure.Chunk), bytes([UInt8]) }
+        var written: [Written] = []
+        var present = Set<String>()
+        let chunks = layout.structure.chunks
+        for (index, chunk) in chunks.enumerated() {
+            switch layout.contents[index] {
+            case nil:
+                written.append(.chunk(chunk))
+            case .item(let item)?:
+                guard plan.keeps(item) else { continue }
+                written.append(.chunk(chunk))
+                present.insert(chunk.fourCC)
+            case .xmp(let packet, let keys)?:
+                guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
+                written.append(rebuilt == packet ? .chunk(chunk) : .bytes(Self.chunk("XMP ", rebuilt)))
+                present.insert("XMP ")
+            case .exif(let payload)?:
+                switch payload.rewrite(plan: plan, keepOrientation: index == layout.exifChunk ? keepOrientation : nil, notes: &result.notes) {
+                case .copy: written.append(.chunk(chunk))
+                case .drop: continue
+                case .replace(let tiff): written.append(.bytes(Self.chunk("EXIF", tiff)))
+                }
+                present.insert("EXIF")
+            }
+        }
+
+        var body = OutputPlan()
+        for piece in written {
+            switch piece {
+            case .chunk(let chunk) where chunk.fourCC == "VP8X" && chunk.size >= 10:
+                var payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
+                payload[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
+                if present.contains("ICCP") { payload[0] |= Flag.icc }
+                if present.contains("EXIF") { payload[0] |= Flag.exif }
+                if present.contains("XMP ") { payload[0] |= Flag.xmp }
+                body.append(Self.chunk("VP8X", payload))
+            case .chunk(let chunk):
+                body.copy(offset: chunk.offset, count: 8 + chunk.size)
+                // The pad byte of an odd-sized chunk is written as zero, whatever the source held there.
+                if chunk.size & 1 == 1 { body.append([0]) }
+            case .bytes(let bytes):
+                body.append(bytes)
+            }
+        }
+        guard body.size + 4 <= 0xFFFF_FFFF else {
+            throw MetascrubError.limitExceeded(format: "WebP", path: "RIFF form", offset: 0, limit: "4 GiB")
+        }
+        var out = OutputPlan()
+        out.append(Array("RIFF".utf8) + ByteOrder.little.bytes(UInt32(body.size + 4)) + Array("WEBP".utf8))
+        out.append(contentsOf: body)
+        if let trailer = layout.structure.trailer, let item = layout.trailerItem, plan.keeps(item) {
+            out.copy(trailer)
+        }
+        try out.write(from: input, to: output)
+        return result
+    }
+
+    static func chunk(_ fourCC: String, _ payload: [UInt8]) -> [UInt8] {
+        Array(fourCC.utf8) + ByteOrder.little.bytes(UInt32(payload.count)) + payload + (payload.count & 1 == 1 ? [0] : [])
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? WebPLayout, let after = cleanedScan.layout as? WebPLayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        let method = "VP8/VP8L/ALPH/ANIM/ANMF payloads and the VP8X canvas byte-identical"
+        func image(_ layout: WebPLayout) -> [WebPStructure.Chunk] {
+            layout.structure.chunks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.chunks[$0] }
+        }
+        let left = image(before), right = image(after)
+        guard left.map(\.fourCC) == right.map(\.fourCC) else {
+            return ContentCheck(method: method, passed: false, detail: "image chunk sequence changed")
+        }
+        for (x, y) in zip(left, right) {
+            // VP8X: everything but the metadata flags must match (alpha, animation, canvas size).
+            let skip: Int64 = x.fourCC == "VP8X" ? 1 : 0
+            if skip == 1 {
+                let a = try original.read(at: x.payloadOffset, count: 1)[0], b = try cleaned.read(at: y.payloadOffset, count: 1)[0]
+                let mask = ~(Flag.icc | Flag.exif | Flag.xmp)
+                guard a & mask == b & mask else { return ContentCheck(method: method, passed: false, detail: "VP8X alpha/animation flags changed") }
+            }
+            guard x.size == y.size,
+                  try ByteComparison.equal(original, x.payloadOffset + skip..<x.payload.upperBound, cleaned, y.payloadOffset + skip..<y.payload.upperBound) else {
+                return ContentCheck(method: method, passed: false, detail: "\(x.fourCC) chunk at \(x.offset) differs")
+            }
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+}
+
+extension String {
+    /// "XMP " → "XMP": FourCCs pad with spaces.
+    var trimmingSuffixSpaces: String {
+        var s = Substring(self)
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}
