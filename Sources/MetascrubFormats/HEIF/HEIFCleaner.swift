@@ -81,16 +81,15 @@ struct HEIFCleaner {
             throw MetascrubError.verificationFailed(reason: "the rewritten meta box did not settle to one size")
         }
 
-        var out: [OutputPiece] = []
+        var out = OutputPlan()
         for piece in pieces {
             switch piece {
-            case .meta: out.append(.bytes(metaBytes))
-            case .copy(let range): out.append(.copy(range))
-            case .bytes(let bytes): out.append(.bytes(bytes))
+            case .meta: out.append(metaBytes)
+            case .copy(let range): out.copy(range)
+            case .bytes(let bytes): out.append(bytes)
             case .splice(let box, let splice):
-                out.append(.bytes(BoxWriter.header(box.type, payloadSize: splice.newCount, extendedType: box.extendedType,
-                                                   preferLarge: box.sizeForm == .large)))
-                out += splice.pieces
+                out.append(BoxWriter.header(box.type, payloadSize: splice.newCount, extendedType: box.extendedType, preferLarge: box.sizeForm == .large))
+                out.append(contentsOf: splice.plan)
             }
         }
         try out.write(from: source, to: output)
@@ -102,7 +101,8 @@ struct HEIFCleaner {
     private mutating func decideItems() throws {
         var removed = Set<UInt32>()
         for item in meta.items {
-            if case .exif(_, let payload)? = layout.embedded[item.id], let orientation = payload.orientationItem, !plan.keeps(orientation) {
+            if case .exif(_, let payload)? = layout.embedded[item.id], let orientation = payload.orientationItem,
+               (payload.orientation ?? 1) != 1, !plan.keeps(orientation) {
                 // HEIF readers turn the image by irot/imir, never by the EXIF tag, so nothing needs baking.
                 result.notes.append(Note(.info, code: "heif-exif-orientation",
                                          "the EXIF Orientation tag of a HEIF Exif item does not turn the image (irot/imir do); it was removed and the image displays the same"))
@@ -282,7 +282,7 @@ struct HEIFCleaner {
             case "iprp":
                 children.append(try buildItemProperties(child, associations: associations, reader: reader))
             case "idat":
-                children.append(BoxWriter.box("idat", try idat?.pieces.materialise(from: source) ?? []))
+                children.append(BoxWriter.box("idat", try idat?.plan.materialise(from: source) ?? []))
             case "grpl":
                 if !groups.isEmpty { children.append(BoxWriter.container("grpl", children: groups.map { $0.serialize() })) }
             default:

@@ -42,16 +42,22 @@ enum HEIFVerifier {
         } catch {
             return ContentCheck(method: method + "; the original does not decode with libheif 1.15, so decoded pixels were not compared", passed: true)
         }
-        method += "; libheif-decoded primary image identical (transformations applied)"
+        let after: (width: Int, height: Int, sha256: String)
         do {
-            let after = try decodedDigest(cleaned)
-            guard after.sha256 == before.sha256 else {
-                return fail("the decoded primary image differs (\(after.width)×\(after.height), was \(before.width)×\(before.height))")
-            }
+            after = try decodedDigest(cleaned)
         } catch {
             return fail("the cleaned file no longer decodes (\(error))")
         }
-        return ContentCheck(method: method, passed: true)
+        if after.sha256 != before.sha256 {
+            // libheif leaves tiles it cannot decode (damaged data) unfilled, so such an image decodes differently from
+            // run to run. When the original does not even match itself, only the coded data can be compared.
+            if let again = try? decodedDigest(original), again.sha256 != before.sha256 {
+                return ContentCheck(method: method + "; libheif decodes this damaged image differently from run to run, so decoded pixels were not compared",
+                                    passed: true)
+            }
+            return fail("the decoded primary image differs (\(after.width)×\(after.height), was \(before.width)×\(before.height))")
+        }
+        return ContentCheck(method: method + "; libheif-decoded primary image identical (transformations applied)", passed: true)
     }
 
     static func decodedDigest(_ source: any ByteSource) throws -> (width: Int, height: Int, sha256: String) {

@@ -1,38 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
 
-/// One piece of a rewritten file: bytes copied unchanged from the source, or new bytes.
-public enum OutputPiece: Sendable, Equatable {
-    case copy(Range<Int64>)
-    case bytes([UInt8])
-
-    public var count: Int64 {
-        switch self {
-        case .copy(let range): Int64(range.count)
-        case .bytes(let bytes): Int64(bytes.count)
-        }
-    }
-}
-
-extension Array where Element == OutputPiece {
-    public var byteCount: Int64 { reduce(0) { $0 + $1.count } }
-
-    /// Writes the pieces in order; copies go through `OutputSink.copy` (in the kernel between files).
-    public func write(from source: any ByteSource, to output: any OutputSink) throws {
-        for piece in self {
-            switch piece {
-            case .copy(let range): try output.copy(from: source, offset: range.lowerBound, count: Int64(range.count))
-            case .bytes(let bytes): try output.write(bytes)
-            }
-        }
-    }
-
-    /// The pieces as bytes, for small runs that go inside a rebuilt box (an `idat`).
-    public func materialise(from source: any ByteSource) throws -> [UInt8] {
+extension OutputPlan {
+    /// The plan's bytes, for small runs that go inside a rebuilt box (an `idat`).
+    func materialise(from source: any ByteSource) throws -> [UInt8] {
         var out: [UInt8] = []
-        for piece in self {
+        for piece in pieces {
             switch piece {
-            case .copy(let range): out += try source.read(at: range.lowerBound, count: Int(range.count))
+            case .copy(let offset, let count): out += try source.read(at: offset, count: Int(count))
             case .bytes(let bytes): out += bytes
             }
         }
@@ -42,15 +17,16 @@ extension Array where Element == OutputPiece {
 
 /// A run of source bytes (a box payload) with some ranges cut out and some replaced by new bytes; it knows
 /// where each kept byte lands, so offsets into the run (item extents, chunk offsets) can be rewritten.
-public struct ByteSplice: Sendable {
-    public enum Problem: Error, Sendable, Equatable {
+struct ByteSplice {
+    enum Problem: Error, Sendable, Equatable {
         case replacementOutside(Range<Int64>)
         case replacementsOverlap(Range<Int64>)
     }
 
     /// The old run (file offsets).
-    public let range: Range<Int64>
-    public private(set) var pieces: [OutputPiece] = []
+    let range: Range<Int64>
+    /// The new run: kept source ranges and replacement bytes, in order.
+    private(set) var plan = OutputPlan()
     /// Kept old ranges and where each starts in the new run (relative to its start).
     private var kept: [(old: Range<Int64>, new: Int64)] = []
     private var replaced: [(old: Range<Int64>, new: Range<Int64>)] = []
@@ -58,7 +34,7 @@ public struct ByteSplice: Sendable {
     /// `cuts` may overlap each other and stick out of `range` (they are merged and clipped); `replacements`
     /// must be non-empty, lie inside `range` and not overlap each other. A cut overlapping a replacement removes
     /// bytes too; the new bytes go where the replaced range started.
-    public init(range: Range<Int64>, cuts: [Range<Int64>], replacements: [(range: Range<Int64>, bytes: [UInt8])] = []) throws {
+    init(range: Range<Int64>, cuts: [Range<Int64>], replacements: [(range: Range<Int64>, bytes: [UInt8])] = []) throws {
         self.range = range
         let sortedReplacements = replacements.sorted { $0.range.lowerBound < $1.range.lowerBound }
         for (i, r) in sortedReplacements.enumerated() {
@@ -74,14 +50,14 @@ public struct ByteSplice: Sendable {
         var next = 0
         for gap in removed {
             if gap.lowerBound > at {
-                pieces.append(.copy(at..<gap.lowerBound))
+                plan.copy(at..<gap.lowerBound)
                 kept.append((at..<gap.lowerBound, written))
                 written += gap.lowerBound - at
             }
             // Replacements start inside the removed gap that covers them (gaps are unions of cuts and replacements).
             while next < sortedReplacements.count, sortedReplacements[next].range.lowerBound < gap.upperBound {
                 let r = sortedReplacements[next]
-                if !r.bytes.isEmpty { pieces.append(.bytes(r.bytes)) }
+                plan.append(r.bytes)
                 replaced.append((r.range, written..<written + Int64(r.bytes.count)))
                 written += Int64(r.bytes.count)
                 next += 1
@@ -89,17 +65,17 @@ public struct ByteSplice: Sendable {
             at = max(at, gap.upperBound)
         }
         if at < range.upperBound {
-            pieces.append(.copy(at..<range.upperBound))
+            plan.copy(at..<range.upperBound)
             kept.append((at..<range.upperBound, written))
         }
     }
 
     /// Size of the new run.
-    public var newCount: Int64 { pieces.byteCount }
+    var newCount: Int64 { plan.size }
 
     /// Where an old byte range lands in the new run (relative to its start): it must lie inside one kept
     /// piece, or be exactly a replaced range. nil when it was cut or straddles a cut.
-    public func map(_ old: Range<Int64>) -> Range<Int64>? {
+    func map(_ old: Range<Int64>) -> Range<Int64>? {
         if let r = replaced.first(where: { $0.old == old }) { return r.new }
         // Binary search for the kept piece holding the start.
         var lo = 0, hi = kept.count
@@ -126,7 +102,7 @@ public struct ByteSplice: Sendable {
     }
 
     /// Sorted, merged union of ranges (empty ranges dropped).
-    public static func union(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
+    static func union(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
         var out: [Range<Int64>] = []
         for r in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
             if let last = out.last, r.lowerBound <= last.upperBound {
@@ -139,7 +115,7 @@ public struct ByteSplice: Sendable {
     }
 
     /// `ranges` minus `minus`, both as unions (one merge pass over the two sorted lists).
-    public static func subtract(_ ranges: [Range<Int64>], _ minus: [Range<Int64>]) -> [Range<Int64>] {
+    static func subtract(_ ranges: [Range<Int64>], _ minus: [Range<Int64>]) -> [Range<Int64>] {
         var out: [Range<Int64>] = []
         let holes = union(minus)
         var h = 0

@@ -20,45 +20,48 @@ public struct JXLFormat: FormatHandler {
             try output.copy(from: input, offset: 0, count: input.size)
             return result
         }
-        var pieces: [OutputPiece] = []
+        // What each box becomes: copied, rebuilt, or dropped (nil).
+        var kept: [Int: [UInt8]?] = [:]
         var metadataChanged = false
-        var reconstruction: [(piece: Int, box: Int)] = []
         for (i, box) in layout.boxes.enumerated() {
             if let content = layout.embedded[i] {
                 switch try content.apply(plan: plan, notes: &result.notes) {
-                case .unchanged: pieces.append(.copy(box.range))
+                case .unchanged: kept[i] = .some(nil)
                 case .removed: metadataChanged = true
                 case .rebuilt(let bytes):
                     metadataChanged = true
-                    pieces.append(.bytes(BoxWriter.box(box.type, bytes)))
+                    kept[i] = BoxWriter.box(box.type, bytes)
                 }
             } else if let owner = layout.boxOwner[i] {
                 if plan.keeps(owner) {
-                    if box.type == JXLLayout.reconstruction { reconstruction.append((pieces.count, i)) }
-                    pieces.append(.copy(box.range))
+                    kept[i] = .some(nil)
                 } else if ["jumb", "brob"].contains(box.type) {
                     metadataChanged = true
                 }
-            } else if box.type == "free" || box.type == "skip" {
-                continue // zero padding
-            } else {
-                pieces.append(.copy(box.range))
+            } else if box.type != "free", box.type != "skip" {
+                kept[i] = .some(nil) // structure and codestream; zero padding goes
             }
         }
         // JPEG reconstruction data refers to the Exif/XMP/JUMBF boxes it came with; once they change it could only
         // rebuild a broken JPEG, so it goes too (the JPEG XL image itself is unchanged).
+        let reconstruction = layout.boxes.indices.filter { layout.boxes[$0].type == JXLLayout.reconstruction && kept[$0] != nil }
         if metadataChanged, !reconstruction.isEmpty {
-            for (piece, box) in reconstruction.reversed() {
-                pieces.remove(at: piece)
-                if let owner = layout.boxOwner[box] { result.outcomes[owner] = .removed }
+            for i in reconstruction {
+                kept[i] = nil
+                if let owner = layout.boxOwner[i] { result.outcomes[owner] = .removed }
             }
             result.notes.append(Note(.info, code: "jxl-reconstruction-dropped",
                                      "JPEG reconstruction data was removed with the metadata it refers to; the JPEG XL image is unchanged"))
         }
-        if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) {
-            pieces.append(.copy(trailer))
+        var out = OutputPlan()
+        for (i, box) in layout.boxes.enumerated() {
+            guard let fate = kept[i] else { continue }
+            if let rebuilt = fate { out.append(rebuilt) } else { out.copy(box.range) }
         }
-        try pieces.write(from: input, to: output)
+        if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) {
+            out.copy(trailer)
+        }
+        try out.write(from: input, to: output)
         return result
     }
 
@@ -71,7 +74,7 @@ public struct JXLFormat: FormatHandler {
         let method = "codestream boxes (jxlc/jxlp/jxll/jxli) byte-identical and in the same order"
         if before.bare || after.bare {
             let same = try before.bare == after.bare && original.size == cleaned.size
-                && HEIFVerifier.sameBytes(original, [0..<original.size], cleaned, [0..<cleaned.size])
+                && ByteComparison.equal(original, 0..<original.size, cleaned, 0..<cleaned.size)
             return ContentCheck(method: "bare codestream byte-identical", passed: same)
         }
         let a = before.boxes.filter { JXLLayout.codestream.contains($0.type) }
@@ -81,7 +84,7 @@ public struct JXLFormat: FormatHandler {
         }
         for (x, y) in zip(a, b) {
             guard x.type == y.type, x.payloadSize == y.payloadSize,
-                  try HEIFVerifier.sameBytes(original, [x.payloadRange], cleaned, [y.payloadRange]) else {
+                  try ByteComparison.equal(original, x.payloadRange, cleaned, y.payloadRange) else {
                 return ContentCheck(method: method, passed: false, detail: "\(x.type) at \(x.offset) differs")
             }
         }
