@@ -101,8 +101,10 @@ public struct FileProcessor: Sendable {
         do {
             let source = try FileByteSource(path: input.path)
             report.bytesBefore = source.size
-            report.sha256Before = try Hashing.sha256(source)
-            switch try detect(source) {
+            let detected = try detect(source)
+            // Hash only what will be written: a refused file costs no full read.
+            if case .unsupported = detected {} else { report.sha256Before = try Hashing.sha256(source) }
+            switch detected {
             case .notMedia:
                 // In a mirrored folder the rest of the site must be there too; anything else is an error,
                 // because the user asked for this file to be cleaned.

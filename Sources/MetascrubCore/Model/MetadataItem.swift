@@ -37,7 +37,4 @@ public struct MetadataItem: Sendable, Hashable, Codable {
         self.isUnknown = isUnknown
         self.parent = parent
     }
-
-    /// The family part of the key: "exif" for "exif:GPSLatitude".
-    public var namespace: Substring { key.prefix(while: { $0 != ":" }) }
 }

@@ -172,10 +172,7 @@ enum JPEGScanner {
                 }
             }
             for gap in Trailer.gaps(in: trailer, excluding: covered) {
-                let head = try source.read(at: gap.lowerBound, count: Int(min(gap.count, 64)))
-                let tail = try source.read(at: max(gap.lowerBound, gap.upperBound - 8), count: Int(min(gap.count, 8)))
-                items.append(MetadataItem(key: "jpeg:trailer", category: .embedded, location: "after EOI",
-                                          offset: gap.lowerBound, length: Int64(gap.count), detail: Trailer.describe(head: head, tail: tail, length: Int64(gap.count))))
+                items.append(try Trailer.item(key: "jpeg:trailer", range: gap, in: source, location: "after EOI", after: "EOI"))
                 layout.trailerParts.append((gap, items.count - 1))
             }
         }

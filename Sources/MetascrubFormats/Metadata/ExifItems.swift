@@ -8,7 +8,6 @@ public struct ExifItems {
     /// children are separate.
     public var entryOfItem: [Int: (ExifDirectory, Int)] = [:]
     public var thumbnailItem: Int?
-    public var itemRange: Range<Int> = 0..<0
 
     /// Technical tags a decoder or colour manager may read: structure, not personal.
     static let structural: Set<String> = [
@@ -65,7 +64,6 @@ public struct ExifItems {
         options: ScanOptions, into items: inout [MetadataItem], notes: inout [Note]
     ) -> ExifItems {
         var map = ExifItems()
-        let start = items.count
         for directory in [ExifDirectory.ifd0, .exif, .gps, .interop] {
             for (index, entry) in block.entries(directory).enumerated() {
                 let known = ExifTagNames.name(tag: entry.tag, ifd: libexifKind(directory))
@@ -99,7 +97,6 @@ public struct ExifItems {
             map.thumbnailItem = items.count - 1
         }
         notes += block.notes
-        map.itemRange = start..<items.count
         return map
     }
 

@@ -162,8 +162,4 @@ public enum FormatRegistry {
     public static func detect(_ head: [UInt8]) -> FormatEntry? {
         entries.first { $0.detect(head) }
     }
-
-    public static func entry(id: String) -> FormatEntry? {
-        entries.first { $0.format.id == id }
-    }
 }
