@@ -47,8 +47,14 @@ let package = Package(
         // One reader/remuxer per container format, and the registry table that lists them.
         .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform"]),
 
-        // The pipeline: walk, detect, scan, decide, clean, verify, write atomically, report.
-        .target(name: "Metascrub", dependencies: ["MetascrubCore", "MetascrubFormats", "MetascrubNative"]),
+        // The pipeline: walk, detect, scan, decide, clean, verify, write atomically, report; and the workflows
+        // around it (Workflow/: folders, config, progress, stdin/stdout; Git/: staged files and the hook).
+        .target(
+            name: "Metascrub",
+            dependencies: [
+                "MetascrubCore", "MetascrubFormats", "MetascrubNative", "CPlatform", .product(name: "Yams", package: "Yams"),
+            ]
+        ),
 
         // The command line: a thin layer over `Metascrub`.
         .executableTarget(
@@ -60,5 +66,14 @@ let package = Package(
         .testTarget(name: "MetascrubNativeTests", dependencies: ["MetascrubNative"]),
         .testTarget(name: "MetascrubFormatsTests", dependencies: ["MetascrubFormats", "Metascrub"]),
         .testTarget(name: "MetascrubCLITests", dependencies: ["Metascrub"]),
+        // The engine's promises under failure (issue 8): injected I/O faults, stale temp files.
+        .testTarget(name: "MetascrubEngineTests", dependencies: ["Metascrub", "MetascrubCore"]),
     ]
 )
+
+// libFuzzer targets (issue 8): only when scripts/fuzz asks for them, because the entry point has no `main`
+// until it is linked with `-sanitize=fuzzer`.
+if Context.environment["METASCRUB_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "MetascrubFuzz", dependencies: ["MetascrubCore", "MetascrubFormats"], path: "Fuzz/MetascrubFuzz"))
+}

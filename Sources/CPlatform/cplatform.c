@@ -2,10 +2,17 @@
 #define _GNU_SOURCE
 #include <unistd.h>
 #include "cplatform.h"
+#include <sys/ioctl.h>
 
 ssize_t ms_copy_file_range(int fd_in, long long *off_in, int fd_out, size_t len) {
     loff_t off = (loff_t)*off_in;
     ssize_t n = copy_file_range(fd_in, &off, fd_out, NULL, len, 0);
     if (n > 0) *off_in = (long long)off;
     return n;
+}
+
+int ms_terminal_columns(int fd) {
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) != 0) return 0;
+    return ws.ws_col;
 }

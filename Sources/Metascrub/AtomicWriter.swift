@@ -11,7 +11,7 @@ struct AtomicWriter {
     /// `write` fills the temp file; `check` inspects the finished temp file (by path) before it replaces
     /// anything and throws to abandon it. Returns what `check` returned.
     func replace<T>(
-        _ target: String, createFolders: Bool, write: (FileOutputSink) throws -> Void, check: (String) throws -> T
+        _ target: String, createFolders: Bool, write: (any OutputSink) throws -> Void, check: (String) throws -> T
     ) throws -> T {
         let fs = fileSystem
         let directory = Paths.directory(of: target)
@@ -20,7 +20,7 @@ struct AtomicWriter {
         var committed = false
         defer { if !committed { fs.unlink(temp) } }
         do {
-            let sink = FileOutputSink(fd: fd, path: temp)
+            let sink = FileSystemOutputSink(fileSystem: fs, fd: fd, path: temp)
             try write(sink)
             try sink.flush()
             try fs.fsync(fd, path: temp)
@@ -32,7 +32,14 @@ struct AtomicWriter {
         let result = try check(temp)
         try fs.rename(temp, to: target)
         committed = true
-        try fs.syncDirectory(directory)
+        do {
+            try fs.syncDirectory(directory)
+        } catch MetascrubError.io(_, _, let code) {
+            // Too late to undo: the target already is the complete, verified output, but a power loss now
+            // could bring back the original. Said plainly rather than reported as "nothing was written".
+            throw MetascrubError.io(operation: "replaced the file with its verified output but could not fsync the folder",
+                                    path: directory, errno: code)
+        }
         return result
     }
 }

@@ -18,28 +18,66 @@ public struct Engine: Sendable {
 
     public static var defaultJobs: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
-    public func scan(_ paths: [String]) async -> Report {
-        let processor = FileProcessor(options: options)
-        let files = InputWalker.expand(paths)
-        let reports = await run(files) { processor.scan($0) }
-        return report(.scan, reports)
+    public func scan(_ paths: [String], walk: WalkOptions = WalkOptions(), progress: ProgressMeter? = nil) async -> Report {
+        await scan(InputWalker.expand(paths, options: walk), progress: progress)
     }
 
-    public func clean(_ paths: [String], output: OutputMode) async -> Report {
+    public func scan(_ files: [InputFile], progress: ProgressMeter? = nil) async -> Report {
         let processor = FileProcessor(options: options)
-        let files = InputWalker.expand(paths)
-        let reports = await run(files) { processor.clean($0, output: output) }
-        return report(.clean, reports)
+        let reports = await run(files, progress: progress) { processor.scan($0) }
+        return makeReport(.scan, reports)
     }
 
-    private func report(_ command: Report.Command, _ files: [FileReport]) -> Report {
+    public func clean(_ paths: [String], output: OutputMode, walk: WalkOptions = WalkOptions(), progress: ProgressMeter? = nil) async -> Report {
+        var walk = walk
+        // Cleaning `.` into `./public-clean` must not walk into its own output on the next run.
+        if case .directory(let dir) = output { walk.skipFolders.append(dir) }
+        return await clean(InputWalker.expand(paths, options: walk), output: output, progress: progress)
+    }
+
+    public func clean(_ files: [InputFile], output: OutputMode, progress: ProgressMeter? = nil) async -> Report {
+        let processor = FileProcessor(options: options)
+        let clashes = Self.outputClashes(files, output)
+        let reports = await run(files, progress: progress) { file in
+            if clashes.contains(file.path) {
+                var report = FileReport(path: file.path, status: .error)
+                report.error = ErrorInfo(.unsupported(format: "path", reason: "another input is written to the same output path (\(file.relative)); nothing was written"))
+                return report
+            }
+            return processor.clean(file, output: output)
+        }
+        return makeReport(.clean, reports)
+    }
+
+    /// With several inputs mirrored into one folder, two files can map to one output path (`a/x.jpg` and
+    /// `b/x.jpg` given as files). The later ones are refused rather than silently overwriting the first.
+    static func outputClashes(_ files: [InputFile], _ output: OutputMode) -> Set<String> {
+        guard case .directory = output else { return [] }
+        var seen = Set<String>()
+        var clashes = Set<String>()
+        for file in files where file.problem == nil && file.skip == nil {
+            if !seen.insert(file.relative).inserted { clashes.insert(file.path) }
+        }
+        return clashes
+    }
+
+    public func makeReport(_ command: Report.Command, _ files: [FileReport]) -> Report {
         Report(tool: Report.Tool(version: MetascrubVersion.current), command: command,
                policy: Report.PolicyInfo(name: options.policy.name, digest: "sha256:" + options.policy.digest), files: files)
     }
 
-    /// At most `jobs` files in flight; each file's work is synchronous I/O and parsing.
-    private func run(_ files: [InputFile], _ work: @escaping @Sendable (InputFile) -> FileReport) async -> [FileReport] {
-        if jobs == 1 || files.count <= 1 { return files.map(work) }
+    /// At most `jobs` files in flight; each file's work is synchronous I/O and parsing. Results are kept in
+    /// input order, so the report does not depend on scheduling.
+    private func run(_ files: [InputFile], progress: ProgressMeter?, _ work: @escaping @Sendable (InputFile) -> FileReport) async -> [FileReport] {
+        progress?.begin(files: files.count, bytes: files.reduce(0) { $0 + ($1.size ?? 0) })
+        defer { progress?.finish() }
+        if jobs == 1 || files.count <= 1 {
+            return files.map { file in
+                let report = work(file)
+                progress?.advance(bytes: file.size ?? 0)
+                return report
+            }
+        }
         var results = [FileReport?](repeating: nil, count: files.count)
         await withTaskGroup(of: (Int, FileReport).self) { group in
             var next = 0
@@ -52,6 +90,7 @@ public struct Engine: Sendable {
             while next < min(jobs, files.count) { submit() }
             while let (index, report) = await group.next() {
                 results[index] = report
+                progress?.advance(bytes: files[index].size ?? 0)
                 if next < files.count { submit() }
             }
         }

@@ -17,11 +17,22 @@ public struct ProcessingOptions: Sendable {
     public var policy: Policy
     public var showValues: Bool
     public var fileSystem: any FileSystem
+    /// Written files get the original's modification (and access) time.
+    public var keepModificationTime: Bool
+    /// A recognised media file that cannot be cleaned (a camera raw) is copied unchanged (--output-dir,
+    /// --output) or left as it is (--in-place) with a warning, instead of failing the run.
+    public var allowUncleaned: Bool
+    /// Temp files a killed run left behind, removed from each folder this run writes to (once per folder).
+    public var staleTemporaries: StaleTemporaries
 
-    public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem()) {
+    public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem(),
+                keepModificationTime: Bool = false, allowUncleaned: Bool = false) {
+        self.staleTemporaries = StaleTemporaries()
         self.policy = policy
         self.showValues = showValues
         self.fileSystem = fileSystem
+        self.keepModificationTime = keepModificationTime
+        self.allowUncleaned = allowUncleaned
     }
 }
 
@@ -52,8 +63,19 @@ public struct FileProcessor: Sendable {
             report.error = ErrorInfo(problem)
             return report
         }
+        if let skip = input.skip { return Self.skipped(input, skip) }
         do {
-            let source = try FileByteSource(path: input.path)
+            return scan(source: try options.fileSystem.openForReading(input.path), path: input.path)
+        } catch {
+            report.error = ErrorInfo(Self.typed(error))
+            return report
+        }
+    }
+
+    /// Scans bytes from anywhere (a file, a git blob, standard input); `path` is what the report names.
+    public func scan(source: any ByteSource, path: String) -> FileReport {
+        var report = FileReport(path: path, status: .error)
+        do {
             report.bytesBefore = source.size
             switch try detect(source) {
             case .notMedia:
@@ -84,6 +106,15 @@ public struct FileProcessor: Sendable {
         return report
     }
 
+    static func skipped(_ input: InputFile, _ skip: InputFile.Skip) -> FileReport {
+        var report = FileReport(path: input.path, status: .skipped)
+        report.reason = skip.reason
+        if skip == .symlinkOutside {
+            report.notes = [Note(.warning, code: "symlink-outside", "a symbolic link leading outside the input folder was not followed")]
+        }
+        return report
+    }
+
     // MARK: clean
 
     public func clean(_ input: InputFile, output mode: OutputMode) -> FileReport {
@@ -92,35 +123,47 @@ public struct FileProcessor: Sendable {
             report.error = ErrorInfo(problem)
             return report
         }
-        let target: String
-        switch mode {
-        case .file(let path): target = path
-        case .directory(let dir): target = Paths.join(dir, input.relative)
-        case .inPlace: target = input.path
-        }
+        if let skip = input.skip { return Self.skipped(input, skip) }
         do {
-            let source = try FileByteSource(path: input.path)
+            let target: String
+            switch mode {
+            case .file(let path): target = path
+            case .directory(let dir): target = try OutputTarget.inside(dir, input.relative)
+            case .inPlace: target = input.path
+            }
+            removeStaleTemporaries(near: target, report: &report)
+            let source = try options.fileSystem.openForReading(input.path)
             report.bytesBefore = source.size
             let detected = try detect(source)
             // Hash only what will be written: a refused file costs no full read.
             if case .unsupported = detected {} else { report.sha256Before = try Hashing.sha256(source) }
             switch detected {
             case .notMedia:
-                // In a mirrored folder the rest of the site must be there too; anything else is an error,
-                // because the user asked for this file to be cleaned.
-                guard case .directory = mode else {
+                switch mode {
+                case .directory:
+                    // In a mirrored folder the rest of the site must be there too.
+                    try write(copyOf: source, to: target, report: &report)
+                    report.method = .copy
+                case .inPlace where !input.explicit:
+                    break // found in a folder being cleaned in place: nothing to do
+                default:
+                    // The user named this file to be cleaned: passing it on as clean would be a lie.
                     throw MetascrubError.unsupported(format: "unknown", reason: "not a recognised media file; nothing was written")
                 }
-                try write(copyOf: source, to: target, report: &report)
                 report.status = .skipped
                 report.reason = "not-media"
-                report.method = .copy
             case .unsupported(let entry):
                 report.format = entry.format.id
-                throw MetascrubError.unsupported(format: entry.format.name, reason: "\(entry.unsupportedReason ?? "no cleaner"); nothing was written")
+                try uncleaned(source, format: entry.format.name, reason: entry.unsupportedReason ?? "no cleaner",
+                              target: target, mode: mode, report: &report)
             case .handled(let entry, let handler):
                 report.format = entry.format.id
-                try clean(source, handler: handler, target: target, mode: mode, report: &report)
+                do {
+                    try clean(source, handler: handler, target: target, mode: mode, report: &report)
+                } catch MetascrubError.unsupported(_, let reason) where report.findings.isEmpty {
+                    // A variant only the handler tells apart (a DNG inside TIFF): treated like any raw.
+                    try uncleaned(source, format: entry.format.name, reason: reason, target: target, mode: mode, report: &report)
+                }
             }
         } catch {
             report.status = .error
@@ -130,27 +173,44 @@ public struct FileProcessor: Sendable {
         return report
     }
 
-    private func clean(_ source: FileByteSource, handler: any FormatHandler, target: String, mode: OutputMode, report: inout FileReport) throws {
-        let scanOptions = ScanOptions(includeValues: options.showValues)
-        let scan = try handler.scan(source, options: scanOptions)
-        let findings = options.policy.evaluate(scan.items)
-        report.findings = findings
-        report.notes = scan.notes
-        let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
-        if !forbidden.isEmpty {
-            throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
+    /// Temp files a killed run left in the folder this file is written to (see `StaleTemporaries`).
+    private func removeStaleTemporaries(near target: String, report: inout FileReport) {
+        let removed = options.staleTemporaries.sweep(Paths.directory(of: target), fileSystem: options.fileSystem)
+        if !removed.isEmpty {
+            report.notes.append(Note(.info, code: "stale-temporary-removed",
+                                     "removed \(removed.count) temporary file(s) left in \(Paths.directory(of: target)) by an interrupted run"))
         }
-        let plan = CleanPlan(findings: findings, policy: options.policy)
-        if findings.allSatisfy({ $0.disposition == .keep }) {
-            report.status = .clean
-            report.findings = findings.map { var f = $0; f.outcome = .kept; return f }
+    }
+
+    /// A recognised media file that cannot be cleaned. Copying it into a publish folder would leak what it
+    /// carries, so this is an error unless the user allowed it (--allow-uncleaned).
+    private func uncleaned(_ source: FileByteSource, format: String, reason: String, target: String, mode: OutputMode,
+                           report: inout FileReport) throws {
+        guard options.allowUncleaned else {
+            throw MetascrubError.unsupported(format: format, reason: "\(reason); nothing was written (--allow-uncleaned copies such files unchanged)")
+        }
+        report.findings = []
+        report.status = .skipped
+        if mode == .inPlace {
+            report.reason = "uncleaned: \(format) left as it was (--allow-uncleaned)"
+        } else {
+            report.sha256Before = try Hashing.sha256(source)
+            try write(copyOf: source, to: target, report: &report)
+            report.method = .copy
+            report.reason = "uncleaned: \(format) copied unchanged (--allow-uncleaned)"
+        }
+        report.notes.append(Note(.warning, code: "uncleaned", "\(format) cannot be cleaned: \(reason); its metadata is still there"))
+    }
+
+    private func clean(_ source: FileByteSource, handler: any FormatHandler, target: String, mode: OutputMode, report: inout FileReport) throws {
+        let (scan, findings, plan) = try decide(source, handler: handler, report: &report)
+        guard let plan else {
             if mode != .inPlace {
                 try write(copyOf: source, to: target, report: &report)
                 report.method = .copy
             }
             return
         }
-
         let writer = AtomicWriter(fileSystem: options.fileSystem)
         var result = CleanResult(method: .remux)
         let createFolders: Bool
@@ -159,34 +219,37 @@ public struct FileProcessor: Sendable {
             result = try handler.clean(source, scan: scan, plan: plan, to: sink)
         }, check: { temp in
             // Verify before anything replaces anything: scan the output again with the same policy.
-            let cleaned = try FileByteSource(path: temp)
-            let rescan: ScanResult
-            do {
-                rescan = try handler.scan(cleaned, options: ScanOptions())
-            } catch {
-                throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
-            }
-            let remaining = Array(Set(options.policy.evaluate(rescan.items)
-                .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
-                .map(\.item.key))).sorted()
-            let content = try handler.verifyContent(original: source, originalScan: scan, cleaned: cleaned, cleanedScan: rescan, result: result)
-            report.verification = Verification(
-                rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
-                content: content.method, contentResult: content.passed ? .passed : .failed)
-            guard remaining.isEmpty else {
-                throw MetascrubError.verificationFailed(reason: "still present after cleaning: \(remaining.joined(separator: ", "))")
-            }
-            guard content.passed else {
-                throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
-            }
-            if mode == .inPlace { Self.copyPermissions(from: source.path, to: temp, options.fileSystem) }
-            report.sha256After = try Hashing.sha256(cleaned)
-            report.bytesAfter = cleaned.size
+            let cleaned = try options.fileSystem.openForReading(temp)
+            try verify(handler: handler, original: source, scan: scan, result: result, cleaned: cleaned, report: &report)
+            try applyAttributes(from: source, toTemp: temp)
         })
+        record(result, findings: findings, output: target, report: &report)
+    }
 
+    /// Scans and applies the policy. Throws when the policy forbids an item; returns no plan (and marks the
+    /// report clean) when nothing needs removing.
+    func decide(_ source: any ByteSource, handler: any FormatHandler, report: inout FileReport) throws -> (ScanResult, [Finding], CleanPlan?) {
+        let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
+        let findings = options.policy.evaluate(scan.items)
+        report.findings = findings
+        report.notes += scan.notes
+        let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
+        if !forbidden.isEmpty {
+            throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
+        }
+        if findings.allSatisfy({ $0.disposition == .keep }) {
+            report.status = .clean
+            report.findings = findings.map { var f = $0; f.outcome = .kept; return f }
+            return (scan, findings, nil)
+        }
+        return (scan, findings, CleanPlan(findings: findings, policy: options.policy))
+    }
+
+    /// Marks a verified, written clean in the report, with each finding's outcome.
+    func record(_ result: CleanResult, findings: [Finding], output: String, report: inout FileReport) {
         report.status = .cleaned
         report.method = result.method
-        report.output = target
+        report.output = output
         report.notes += result.notes
         report.findings = findings.enumerated().map { index, finding in
             var f = finding
@@ -199,25 +262,58 @@ public struct FileProcessor: Sendable {
         }
     }
 
+    /// The cleaned output parses, carries nothing the policy removes, and shows the same content. Throws
+    /// (so nothing is written) otherwise; fills in the report's verification and output hash.
+    func verify(handler: any FormatHandler, original source: any ByteSource, scan: ScanResult, result: CleanResult,
+                cleaned: any ByteSource, report: inout FileReport) throws {
+        let rescan: ScanResult
+        do {
+            rescan = try handler.scan(cleaned, options: ScanOptions())
+        } catch {
+            throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
+        }
+        let remaining = Array(Set(options.policy.evaluate(rescan.items)
+            .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
+            .map(\.item.key))).sorted()
+        let content = try handler.verifyContent(original: source, originalScan: scan, cleaned: cleaned, cleanedScan: rescan, result: result)
+        report.verification = Verification(
+            rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
+            content: content.method, contentResult: content.passed ? .passed : .failed)
+        guard remaining.isEmpty else {
+            throw MetascrubError.verificationFailed(reason: "still present after cleaning: \(remaining.joined(separator: ", "))")
+        }
+        guard content.passed else {
+            throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
+        }
+        report.sha256After = try Hashing.sha256(cleaned)
+        report.bytesAfter = cleaned.size
+    }
+
     /// Copies a file unchanged to its destination, atomically (used when nothing needs removing).
     private func write(copyOf source: FileByteSource, to target: String, report: inout FileReport) throws {
         guard target != source.path else { return }
         try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: true, write: { sink in
             try sink.copy(from: source, offset: 0, count: source.size)
-        }, check: { _ in })
+        }, check: { temp in
+            try applyAttributes(from: source, toTemp: temp)
+        })
         report.output = target
         report.bytesAfter = source.size
         report.sha256After = report.sha256Before
     }
 
-    /// The replacement of an in-place clean keeps the original's permission bits.
-    static func copyPermissions(from original: String, to temp: String, _ fs: any FileSystem) {
+    /// Every written file keeps the original's permission bits (the temp file starts as 0600, which would
+    /// make a published site unreadable), and with --keep-mtime its times.
+    private func applyAttributes(from source: FileByteSource, toTemp temp: String) throws {
+        let fs = options.fileSystem
         var st = stat()
-        guard stat(original, &st) == 0 else { return }
-        let fd = open(temp, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        try? fs.setMode(fd, mode: st.st_mode & 0o7777, path: temp)
-        fs.close(fd)
+        guard let sourceFD = source.fileDescriptor, fstat(sourceFD, &st) == 0 else { return }
+        let fd = try fs.openForAttributes(temp)
+        defer { fs.close(fd) }
+        try fs.setMode(fd, mode: st.st_mode & 0o7777, path: temp)
+        if options.keepModificationTime {
+            try fs.setTimes(fd, access: st.st_atim, modification: st.st_mtim, path: temp)
+        }
     }
 
     static func typed(_ error: any Error) -> MetascrubError {

@@ -1,15 +1,26 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import CPlatform
 import MetascrubCore
+import MetascrubFormats
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Every file-system call the pipeline makes that can lose or corrupt data goes through here, so tests can
-/// inject failures (ENOSPC, EIO, a failed rename or fsync).
+/// Every file-system call the pipeline makes to read an input and to write an output goes through here, so tests
+/// can inject failures (ENOSPC, EIO, a failed rename or fsync; see `FaultInjectingFileSystem`). The input walk
+/// (stat, opendir, realpath) still calls the system directly: it never writes, and its failures are reported
+/// per entry.
 public protocol FileSystem: Sendable {
+    /// Opens an input read-only.
+    func openForReading(_ path: String) throws -> FileByteSource
     /// Creates a new, empty temp file (mode 0600) in `directory`; returns its descriptor and path.
     func createTemporary(in directory: String, hint: String) throws -> (fd: Int32, path: String)
+    /// Writes all of `bytes` at the descriptor's position (retrying short writes and EINTR).
+    func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws
+    /// Copies up to `count` bytes in the kernel (copy_file_range); returns how many were copied, 0 when the
+    /// kernel cannot copy between these files (the caller falls back to read and write).
+    func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int
     func fsync(_ fd: Int32, path: String) throws
     func close(_ fd: Int32)
     func rename(_ from: String, to: String) throws
@@ -17,13 +28,85 @@ public protocol FileSystem: Sendable {
     /// fsyncs a directory so a rename inside it survives a crash.
     func syncDirectory(_ path: String) throws
     func makeDirectories(_ path: String) throws
+    /// Opens an existing file (a finished temp file) for changing its attributes.
+    func openForAttributes(_ path: String) throws -> Int32
     func setMode(_ fd: Int32, mode: mode_t, path: String) throws
+    /// Sets access and modification times (`--keep-mtime`).
+    func setTimes(_ fd: Int32, access: timespec, modification: timespec, path: String) throws
+    /// The names in a folder (without `.` and `..`), for finding stale temp files.
+    func entries(of directory: String) throws -> [String]
+    /// lstat(2): nil when the entry is gone.
+    func linkStatus(_ path: String) -> stat?
+}
+
+extension FileSystem {
+    // Defaults, so test doubles written before these calls existed still conform; they can override them.
+    public func openForReading(_ path: String) throws -> FileByteSource { try FileByteSource(path: path) }
+
+    public func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw MetascrubError.io(operation: "write", path: path, errno: errno)
+            }
+            done += n
+        }
+    }
+
+    public func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int {
+        var inOffset = CLongLong(offset)
+        while true {
+            let n = ms_copy_file_range(input, &inOffset, fd, count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP { return 0 }
+                throw MetascrubError.io(operation: "copy", path: path, errno: errno)
+            }
+            offset = Int64(inOffset)
+            return n
+        }
+    }
+
+    public func openForAttributes(_ path: String) throws -> Int32 {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw MetascrubError.io(operation: "open", path: path, errno: errno) }
+        return fd
+    }
+
+    public func setTimes(_ fd: Int32, access: timespec, modification: timespec, path: String) throws {
+        var times = [access, modification]
+        if futimens(fd, &times) != 0 { throw MetascrubError.io(operation: "set times of", path: path, errno: errno) }
+    }
+
+    public func entries(of directory: String) throws -> [String] {
+        guard let dir = opendir(directory.isEmpty ? "." : directory) else {
+            throw MetascrubError.io(operation: "open directory", path: directory, errno: errno)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    public func linkStatus(_ path: String) -> stat? {
+        var st = stat()
+        return lstat(path, &st) == 0 ? st : nil
+    }
 }
 
 public struct PosixFileSystem: FileSystem {
     public init() {}
 
-    /// Temp files carry this prefix so a later run can recognise and remove those a killed run left.
+    /// Temp files carry this prefix so a later run can recognise and remove those a killed run left. The full
+    /// name is `.metascrub-<random>-<pid>-<target name>.tmp`: the PID tells a later run whether the writer is
+    /// still alive (see `StaleTemporaries`).
     public static let temporaryPrefix = ".metascrub-"
 
     public func createTemporary(in directory: String, hint: String) throws -> (fd: Int32, path: String) {
@@ -86,4 +169,22 @@ enum Paths {
         if b.isEmpty { return a }
         return a.hasSuffix("/") ? a + b : a + "/" + b
     }
+
+    /// The canonical absolute path (symlinks resolved), or nil when it does not resolve.
+    static func real(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Whether canonical `path` is `root` or below it.
+    static func isWithin(_ path: String, _ root: String) -> Bool {
+        path == root || path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+    }
+
+    /// A path as given, without `./` prefixes and doubled slashes (how include/exclude see named files).
+    static func normalised(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }.joined(separator: "/")
+    }
 }
+

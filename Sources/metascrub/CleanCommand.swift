@@ -1,46 +1,75 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
+import Foundation
 import Metascrub
+import MetascrubCore
+import MetascrubFormats
 
 struct CleanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clean",
         abstract: "Write copies without the metadata the policy removes; verify each before it replaces anything.",
         discussion: """
-            Exactly one of --output, --output-dir or --in-place. A file that cannot be cleaned is left as it was, \
-            nothing is written for it, and the run exits 3; the other files are still done.
+            Exactly one of --output, --output-dir, --in-place or --staged. A file that cannot be cleaned is \
+            left as it was, nothing is written for it, and the run exits 3; the other files are still done. \
+            `clean - --output -` is a filter from standard input to standard output (the report then goes to \
+            standard error).
             """
     )
 
-    @Argument(help: "Files or folders (folders are walked recursively).")
-    var paths: [String]
+    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"))
+    var paths: [String] = []
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Write the cleaned file here (one input only).", valueName: "file"))
+    @Option(name: [.short, .long], help: ArgumentHelp("Write the cleaned file here (one input only; - for standard output).", valueName: "file"))
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("Write cleaned files under this folder, mirroring the inputs.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("Write cleaned files under this folder, mirroring the inputs; other files are copied unchanged.", valueName: "dir"))
     var outputDir: String?
 
     @Flag(name: .long, help: "Replace the inputs (atomically, after verification).")
     var inPlace = false
 
+    @Flag(name: .long, help: "Clean the files staged in git in the working tree and stage them again.")
+    var staged = false
+
     @Flag(name: .long, help: "Exit 1 when any file was changed (for hooks).")
     var exitCode = false
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Give written files the original's modification time.")
+    var keepMtime: Bool?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Copy (or leave) media that cannot be cleaned, such as camera raws, unchanged with a warning instead of failing.")
+    var allowUncleaned: Bool?
 
     @OptionGroup var options: ReportOptions
 
     func validate() throws {
-        let modes = [output != nil, outputDir != nil, inPlace].filter { $0 }.count
+        let modes = [output != nil, outputDir != nil, inPlace, staged].filter { $0 }.count
         guard modes == 1 else {
-            throw ValidationError("give exactly one of --output FILE, --output-dir DIR or --in-place")
+            throw ValidationError("give exactly one of --output FILE, --output-dir DIR, --in-place or --staged")
         }
+        if staged, !paths.isEmpty { throw ValidationError("--staged takes no paths: it cleans what git has staged") }
+        if !staged, paths.isEmpty { throw ValidationError("Missing expected argument '<path> ...'") }
         if output != nil, paths.count != 1 {
             throw ValidationError("--output takes exactly one input file; use --output-dir for several")
         }
+        if paths.contains("-"), output == nil { throw ValidationError("standard input (-) needs --output FILE or --output -") }
+        if output == "-", paths != ["-"], paths.count != 1 { throw ValidationError("--output - takes one input") }
     }
 
     func run() async throws {
-        let engine = try runUsage { try options.engine() }
+        let settings = try options.settings(WorkflowSettings(keepMtime: keepMtime, allowUncleaned: allowUncleaned))
+        let engine = try options.engine(settings)
+        if staged {
+            let meter = options.progressMeter()
+            let report = try await stagedClean(engine, settings, meter)
+            try runUsage { try options.emit(report, settings, defaultFormat: .brief) }
+            options.summarise(report, meter)
+            throw exitStatusCode(ExitStatus.forClean(report, exitCodeOnChange: exitCode))
+        }
+        if paths == ["-"] || output == "-" {
+            throw try stream(engine, settings)
+        }
         let mode: OutputMode
         if let output {
             mode = .file(output)
@@ -49,11 +78,53 @@ struct CleanCommand: AsyncParsableCommand {
         } else {
             mode = .inPlace
         }
-        if case .file = mode, InputWalker.expand(paths).count != 1 {
+        let walk = WalkOptions(filter: settings.filter)
+        if case .file = mode, InputWalker.expand(paths, options: walk).count != 1 {
             _ = try runUsage { () throws -> Int in throw CLIError.usage("--output takes exactly one input file; use --output-dir for a folder") }
         }
-        let report = await engine.clean(paths, output: mode)
-        try runUsage { try options.emit(report) }
+        let meter = options.progressMeter()
+        let report = await engine.clean(paths, output: mode, walk: walk, progress: meter)
+        try runUsage { try options.emit(report, settings) }
+        options.summarise(report, meter)
         throw exitStatusCode(ExitStatus.forClean(report, exitCodeOnChange: exitCode))
+    }
+
+    private func stagedClean(_ engine: Engine, _ settings: WorkflowSettings, _ meter: ProgressMeter?) async throws -> Report {
+        let workflow = try runUsage {
+            try StagedWorkflow(engine: engine, filter: settings.filter, directory: FileManager.default.currentDirectoryPath)
+        }
+        do throws(MetascrubError) {
+            return try await workflow.clean(progress: meter)
+        } catch {
+            StandardError.write("metascrub: \(error.description)\n")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+    }
+
+    /// `clean - --output -` and its halves: the cleaned bytes are written only after verification.
+    private func stream(_ engine: Engine, _ settings: WorkflowSettings) throws -> ExitCode {
+        let processor = FileProcessor(options: engine.options)
+        let path = paths[0]
+        let source: any ByteSource = try runUsage {
+            path == "-" ? MemoryByteSource(try StandardStreams.readInput()) as any ByteSource : try FileByteSource(path: path)
+        }
+        var (file, bytes) = processor.cleanInMemory(source, path: path)
+        if let bytes {
+            do throws(MetascrubError) {
+                if output == "-" {
+                    try StandardStreams.writeOutput(bytes)
+                } else if let output {
+                    try processor.write(bytes, to: output)
+                    file.output = output
+                }
+            } catch {
+                file.status = .error
+                file.error = ErrorInfo(error)
+                file.output = nil
+            }
+        }
+        let report = engine.makeReport(.clean, [file])
+        try runUsage { try options.emit(report, settings, toStandardError: output == "-") }
+        return exitStatusCode(ExitStatus.forClean(report, exitCodeOnChange: exitCode))
     }
 }

@@ -6,13 +6,14 @@ import MetascrubCore
 
 extension ReportFormat: ExpressibleByArgument {}
 
-/// Options every file command shares: policy, report format and destination, verbosity.
+/// Options every file command shares: policy, config, file selection, report format and destination,
+/// verbosity. Options left out fall back to `.metascrub.yaml`, then to the built-in defaults.
 struct ReportOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Policy: a shipped name (strict, share, location) or a YAML file.", valueName: "name|file"))
-    var policy: String = BuiltinPolicies.defaultName
+    @Option(name: .long, help: ArgumentHelp("Policy: a shipped name (strict, share, location) or a YAML file. Default: strict.", valueName: "name|file"))
+    var policy: String?
 
-    @Option(name: .long, help: "Report format on standard output: text, json or sarif.")
-    var format: ReportFormat = .text
+    @Option(name: .long, help: ArgumentHelp("Report format on standard output: text, json, sarif or brief (one line per file that needs attention).", valueName: "format"))
+    var format: ReportFormat?
 
     @Flag(name: .long, help: "Shorthand for --format json.")
     var json = false
@@ -20,7 +21,7 @@ struct ReportOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Also write the report to this file (format from its extension: .json, .sarif, else text).", valueName: "file"))
     var report: String?
 
-    @Flag(name: [.short, .long], help: "Print nothing on standard output; errors still go to standard error.")
+    @Flag(name: [.short, .long], help: "Print nothing on standard output and no progress bar; errors still go to standard error.")
     var quiet = false
 
     @Flag(name: [.short, .long], help: "Also list kept items, notes, policy rules and verification.")
@@ -29,38 +30,92 @@ struct ReportOptions: ParsableArguments {
     @Flag(name: .long, help: "Print metadata values (GPS positions, serial numbers). Off by default: values never reach logs.")
     var showValues = false
 
-    @Option(name: .long, help: "Files processed in parallel (default: the number of cores).")
-    var jobs: Int = Engine.defaultJobs
+    @Option(name: .long, help: ArgumentHelp("Files processed in parallel (default: the number of cores).", valueName: "n"))
+    var jobs: Int?
 
-    var effectiveFormat: ReportFormat { json ? .json : format }
+    @Option(name: .long, help: ArgumentHelp("Only files matching this glob, relative to the folder given (repeatable; `**` matches any folders).", valueName: "glob"))
+    var include: [String] = []
 
-    func loadPolicy() throws -> Policy {
+    @Option(name: .long, help: ArgumentHelp("Leave out files and folders matching this glob (repeatable).", valueName: "glob"))
+    var exclude: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Read settings from this file instead of the nearest .metascrub.yaml.", valueName: "file"))
+    var config: String?
+
+    @Flag(name: .long, help: "Ignore .metascrub.yaml files.")
+    var noConfig = false
+
+    /// The command line over the config file over the defaults; `extra` carries clean-only flags.
+    func settings(_ extra: WorkflowSettings = WorkflowSettings()) throws -> WorkflowSettings {
+        try runUsage {
+            var cli = extra
+            cli.policy = policy
+            cli.include = include.isEmpty ? nil : include
+            cli.exclude = exclude.isEmpty ? nil : exclude
+            cli.jobs = jobs
+            cli.format = json ? .json : format
+            do throws(MetascrubError) {
+                if noConfig { return cli }
+                let file: WorkflowConfig? = if let config {
+                    try WorkflowConfig.load(path: config)
+                } else {
+                    try WorkflowConfig.discover(from: FileManager.default.currentDirectoryPath)
+                }
+                return (file?.settings ?? WorkflowSettings()).overridden(by: cli)
+            } catch {
+                throw CLIError.usage(error.description)
+            }
+        }
+    }
+
+    func loadPolicy(_ name: String) throws -> Policy {
         do {
-            if PolicyCatalog.names.contains(policy) { return try PolicyCatalog.builtin(policy) }
-            guard FileManager.default.fileExists(atPath: policy) else {
-                throw MetascrubError.policy(file: policy, line: nil, key: nil,
+            if PolicyCatalog.names.contains(name) { return try PolicyCatalog.builtin(name) }
+            guard FileManager.default.fileExists(atPath: name) else {
+                throw MetascrubError.policy(file: name, line: nil, key: nil,
                                             message: "no such shipped policy or file; shipped: \(PolicyCatalog.names.joined(separator: ", "))")
             }
-            let text = try String(contentsOfFile: policy, encoding: .utf8)
-            return try PolicyLoader.load(yaml: text, file: policy)
+            let text = try String(contentsOfFile: name, encoding: .utf8)
+            return try PolicyLoader.load(yaml: text, file: name)
         } catch let error as MetascrubError {
             throw CLIError.usage(error.description)
         } catch {
-            throw CLIError.usage("cannot read policy \(policy)")
+            throw CLIError.usage("cannot read policy \(name)")
         }
     }
 
-    func engine() throws -> Engine {
-        guard jobs >= 1 else { throw CLIError.usage("--jobs must be at least 1") }
-        return Engine(options: ProcessingOptions(policy: try loadPolicy(), showValues: showValues), jobs: jobs)
+    func engine(_ settings: WorkflowSettings) throws -> Engine {
+        try runUsage {
+            let jobs = settings.jobs ?? Engine.defaultJobs
+            guard jobs >= 1 else { throw CLIError.usage("--jobs must be at least 1") }
+            let options = ProcessingOptions(
+                policy: try loadPolicy(settings.policy ?? BuiltinPolicies.defaultName), showValues: showValues,
+                keepModificationTime: settings.keepMtime ?? false, allowUncleaned: settings.allowUncleaned ?? false)
+            return Engine(options: options, jobs: jobs)
+        }
     }
 
-    /// Prints the report as asked and returns nothing; errors for files go to stderr when stdout is not text.
-    func emit(_ report: Report) throws {
+    /// A progress bar, only for someone watching a terminal.
+    func progressMeter() -> ProgressMeter? {
+        guard !quiet, StandardStreams.stderrIsTerminal else { return nil }
+        return ProgressMeter(width: StandardStreams.stderrColumns) { StandardError.write($0) }
+    }
+
+    /// The closing summary, after the report, when the bar was shown (someone is watching the terminal).
+    func summarise(_ report: Report, _ meter: ProgressMeter?) {
+        guard let meter, report.files.count > 1 else { return }
+        StandardError.write(RunSummaryRenderer().render(report, seconds: meter.elapsed))
+    }
+
+    /// Prints the report as asked: standard output, or standard error when standard output carries data
+    /// (`--output -`). Errors for files also go to standard error when the report is not text for people.
+    func emit(_ report: Report, _ settings: WorkflowSettings, toStandardError: Bool = false, defaultFormat: ReportFormat = .text) throws {
+        let format = settings.format ?? defaultFormat
+        let text = try format.renderer(verbose: verbose).render(report)
         if !quiet {
-            print(try effectiveFormat.renderer(verbose: verbose).render(report), terminator: "")
+            if toStandardError { StandardError.write(text) } else { print(text, terminator: "") }
         }
-        if quiet || effectiveFormat != .text {
+        if quiet || format == .json || format == .sarif {
             for file in report.files where file.status == .error {
                 StandardError.write("metascrub: \(file.path): \(file.error?.message ?? "failed")\n")
             }
@@ -99,6 +154,9 @@ func runUsage<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as CLIError {
+        StandardError.write("metascrub: \(error.description)\n")
+        throw ExitCode(ExitStatus.usage.rawValue)
+    } catch let error as MetascrubError {
         StandardError.write("metascrub: \(error.description)\n")
         throw ExitCode(ExitStatus.usage.rawValue)
     }

@@ -7,11 +7,13 @@ public protocol ReportRenderer: Sendable {
 }
 
 public enum ReportFormat: String, Sendable, CaseIterable {
-    case text, json, sarif
+    /// `brief`: one line per file that needs attention (hooks).
+    case text, json, sarif, brief
 
     public func renderer(verbose: Bool = false) -> any ReportRenderer {
         switch self {
         case .text: TextReportRenderer(verbose: verbose)
+        case .brief: BriefReportRenderer()
         case .json: JSONReportRenderer()
         case .sarif: SARIFReportRenderer()
         }

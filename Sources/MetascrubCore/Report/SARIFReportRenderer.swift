@@ -1,42 +1,49 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
-/// SARIF 2.1.0 for code-scanning dashboards: one rule per category, one result per finding the policy
-/// removes or forbids, the file as the location.
+/// SARIF 2.1.0 for code-scanning dashboards (GitHub, GitLab): one rule per category, one result per finding
+/// the policy removes or forbids, the file as the location. `docs/sarif-schema-2.1.0.json` is the OASIS
+/// schema the output is tested against.
 public struct SARIFReportRenderer: ReportRenderer {
     public init() {}
 
+    static let errorRule = "metascrub/error"
+
     public func render(_ report: Report) throws -> String {
-        let rules: [[String: Any]] = Category.allCases.map { category in
-            [
-                "id": "metascrub/\(category.rawValue)",
-                "name": category.rawValue,
-                "shortDescription": ["text": "Metadata: \(category.summary)"],
-                "help": ["text": "Run `metascrub clean` on the file, or change the policy for the \(category.rawValue) category."],
-            ]
-        } + [[
-            "id": "metascrub/error",
-            "name": "error",
+        let ruleIDs = Category.allCases.map { "metascrub/\($0.rawValue)" } + [Self.errorRule]
+        let rules: [[String: Any]] = Category.allCases.map(rule) + [[
+            "id": Self.errorRule,
+            "name": "UnreadableOrUncleanableFile",
             "shortDescription": ["text": "The file could not be read or cleaned"],
-            "help": ["text": "The file is malformed or of a format metascrub cannot clean."],
+            "fullDescription": ["text": "metascrub could not parse the file, or the policy forbids something in it, so nothing was checked or written for it."],
+            "help": [
+                "text": "Run `metascrub scan FILE` to see the error. A malformed or unsupported file cannot be vouched for; remove it or convert it to a format metascrub cleans.",
+                "markdown": "Run `metascrub scan FILE` to see the error. A malformed or unsupported file cannot be vouched for; remove it or convert it to a format metascrub cleans.",
+            ],
+            "defaultConfiguration": ["level": "error"],
         ]]
         var results: [[String: Any]] = []
         for file in report.files {
+            let uri = Self.uri(file.path)
             for finding in file.findings where finding.disposition != .keep && finding.item.parent == nil {
-                let fingerprint = SHA256.hex(Array("\(file.path)\u{0}\(finding.item.key)\u{0}\(finding.item.location)".utf8))
+                let ruleID = "metascrub/\(finding.item.category.rawValue)"
+                // Stable across runs and machines: what and where, never a value or a time.
+                let fingerprint = SHA256.hex(Array("\(uri)\u{0}\(finding.item.key)\u{0}\(finding.item.location)".utf8))
                 results.append([
-                    "ruleId": "metascrub/\(finding.item.category.rawValue)",
+                    "ruleId": ruleID,
+                    "ruleIndex": ruleIDs.firstIndex(of: ruleID)!,
                     "level": finding.disposition == .fail ? "error" : "warning",
-                    "message": ["text": "\(finding.item.key) (\(finding.item.category.rawValue)) at \(finding.item.location): policy says \(finding.disposition.rawValue)"],
-                    "locations": [location(file.path)],
+                    "message": ["text": "\(finding.item.key) (\(finding.item.category.rawValue) metadata) at \(finding.item.location): the \(report.policy.name) policy says \(finding.disposition.rawValue)"],
+                    "locations": [location(uri)],
                     "partialFingerprints": ["metascrub/v1": fingerprint],
                 ])
             }
             if let error = file.error {
                 results.append([
-                    "ruleId": "metascrub/error", "level": "error", "message": ["text": error.message],
-                    "locations": [location(file.path)],
-                    "partialFingerprints": ["metascrub/v1": SHA256.hex(Array("\(file.path)\u{0}error".utf8))],
+                    "ruleId": Self.errorRule, "ruleIndex": ruleIDs.count - 1, "level": "error",
+                    "message": ["text": error.message],
+                    "locations": [location(uri)],
+                    "partialFingerprints": ["metascrub/v1": SHA256.hex(Array("\(uri)\u{0}error\u{0}\(error.code)".utf8))],
                 ])
             }
         }
@@ -45,7 +52,7 @@ public struct SARIFReportRenderer: ReportRenderer {
             "version": "2.1.0",
             "runs": [[
                 "tool": ["driver": [
-                    "name": report.tool.name, "version": report.tool.version,
+                    "name": report.tool.name, "version": report.tool.version, "semanticVersion": report.tool.version,
                     "informationUri": "https://example.invalid/metascrub", "rules": rules,
                 ]],
                 "results": results,
@@ -56,7 +63,41 @@ public struct SARIFReportRenderer: ReportRenderer {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
-    private func location(_ path: String) -> [String: Any] {
-        ["physicalLocation": ["artifactLocation": ["uri": path]]]
+    private func rule(_ category: Category) -> [String: Any] {
+        let help = "This file carries \(category.rawValue) metadata (\(category.summary)) that the policy removes. "
+            + "Run `metascrub clean --in-place FILE` (or `metascrub clean --staged` before a commit), or change the policy's "
+            + "`categories: { \(category.rawValue): keep }` if this metadata is meant to be published."
+        return [
+            "id": "metascrub/\(category.rawValue)",
+            "name": category.rawValue.prefix(1).uppercased() + category.rawValue.dropFirst() + "Metadata",
+            "shortDescription": ["text": "Media file carries \(category.rawValue) metadata"],
+            "fullDescription": ["text": "Metadata of the \(category.rawValue) category: \(category.summary)."],
+            "help": ["text": help, "markdown": help],
+            "defaultConfiguration": ["level": "warning"],
+            "properties": ["tags": ["privacy", "metadata", category.rawValue]],
+        ]
+    }
+
+    private func location(_ uri: String) -> [String: Any] {
+        var artifact: [String: Any] = ["uri": uri]
+        // Relative paths are relative to where the scan ran: the checkout root in CI.
+        if !uri.hasPrefix("file:") { artifact["uriBaseId"] = "%SRCROOT%" }
+        return ["physicalLocation": ["artifactLocation": artifact]]
+    }
+
+    /// A file path as a URI reference: relative paths stay relative (`./` dropped), absolute ones become
+    /// `file://` URIs; every byte outside the unreserved set and `/` is percent-encoded.
+    static func uri(_ path: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "-._~/")
+        var p = path
+        while p.hasPrefix("./") { p.removeFirst(2) }
+        var encoded = ""
+        for byte in p.utf8 {
+            let scalar = Unicode.Scalar(byte)
+            if byte < 128, allowed.contains(scalar) { encoded.unicodeScalars.append(scalar) }
+            else { encoded += String(format: "%%%02X", byte) }
+        }
+        return path.hasPrefix("/") ? "file://" + encoded : encoded
     }
 }

@@ -47,18 +47,19 @@ public struct BoxReader {
 
     /// The children of `box`, whose payload starts with `skip` bytes of its own fields (4 for a full box's
     /// version and flags, 8 for `meta` in some QuickTime files is not handled here: pass what the format says).
-    public func children(of box: Box, skip: Int = 0, depth: Int) throws -> Listing {
+    /// `anyType`: child types may be any 32-bit value (QuickTime `ilst` entries are numbered by their key index).
+    public func children(of box: Box, skip: Int = 0, depth: Int, anyType: Bool = false) throws -> Listing {
         guard depth <= limits.maxDepth else {
             throw MetascrubError.limitExceeded(format: format, path: box.path, offset: box.offset, limit: "\(limits.maxDepth) levels of nesting")
         }
         guard Int64(skip) <= box.payloadSize else {
             throw MetascrubError.malformed(format: format, path: box.path, offset: box.offset, reason: "box too small for its fields")
         }
-        return try boxes(in: (box.payloadOffset + Int64(skip))..<box.end, parentPath: box.path, depth: depth)
+        return try boxes(in: (box.payloadOffset + Int64(skip))..<box.end, parentPath: box.path, depth: depth, anyType: anyType)
     }
 
     /// Lists the boxes tiling `range`. `depth` 0 is the top level of the file.
-    public func boxes(in range: Range<Int64>, parentPath: String, depth: Int) throws -> Listing {
+    public func boxes(in range: Range<Int64>, parentPath: String, depth: Int, anyType: Bool = false) throws -> Listing {
         var boxes: [Box] = []
         var at = range.lowerBound
         while at < range.upperBound {
@@ -68,7 +69,7 @@ public struct BoxReader {
                 throw MetascrubError.limitExceeded(format: format, path: parentPath.isEmpty ? "top level" : parentPath, offset: at,
                                                    limit: "\(limits.maxBoxesPerContainer) boxes in one container")
             }
-            guard let box = try header(at: at, containerEnd: range.upperBound, parentPath: parentPath, topLevel: depth == 0) else {
+            guard let box = try header(at: at, containerEnd: range.upperBound, parentPath: parentPath, topLevel: depth == 0, anyType: anyType) else {
                 return Listing(boxes: boxes, leftover: at..<range.upperBound)
             }
             boxes.append(box)
@@ -78,7 +79,7 @@ public struct BoxReader {
     }
 
     /// The header at `offset`, or nil when the bytes there cannot be a box (top level: the rest is a trailer).
-    func header(at offset: Int64, containerEnd: Int64, parentPath: String, topLevel: Bool) throws -> Box? {
+    func header(at offset: Int64, containerEnd: Int64, parentPath: String, topLevel: Bool, anyType: Bool = false) throws -> Box? {
         let head = try source.read(at: offset, count: 8, format: format, path: parentPath.isEmpty ? "box header" : "\(parentPath) child header")
         let size32 = Int64(BigEndian.u32(head, 0))
         let type = FourCC(bytes: head[4..<8])
@@ -86,7 +87,7 @@ public struct BoxReader {
         func malformed(_ reason: String) -> MetascrubError {
             .malformed(format: format, path: path, offset: offset, reason: reason)
         }
-        guard type.isPrintable else {
+        guard type.isPrintable || (anyType && size32 >= 8) else {
             if topLevel || containerEnd - offset < 8 { return nil }
             throw malformed("box type is not a four-character code")
         }

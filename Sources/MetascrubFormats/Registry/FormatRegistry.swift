@@ -27,6 +27,9 @@ public struct FormatEntry: Sendable {
 /// (camera raws before plain TIFF, RIFF forms by their form type, ISOBMFF by brand).
 public enum FormatRegistry {
     static let notYet = "cleaning this format is not implemented yet"
+    static let mp4Capabilities = Capabilities([
+        .exif: .remove, .xmp: .remove, .text: .remove, .embedded: .remove, .trailer: .remove, .tags: .remove, .timed: .remove,
+    ])
     static let rawReason = "camera raw files need their maker notes decoded to be cleaned safely; convert to DNG/JPEG/TIFF first"
 
     public static let entries: [FormatEntry] = [
@@ -117,41 +120,57 @@ public enum FormatRegistry {
                 // Old QuickTime files start with a moov/mdat/wide/free box instead of ftyp.
                 return ["moov", "mdat", "wide", "free", "skip", "pnot"].contains { Magic.ascii(head, $0, at: 4) }
             },
-            unsupportedReason: notYet),
+            handler: MP4Format(formatName: "MOV"), capabilities: mp4Capabilities),
         FormatEntry(
             MediaFormat(id: "mp4", name: "MP4/M4A/3GP", kind: .video),
-            detect: { Magic.isobmffBrands($0) != nil }, unsupportedReason: notYet),
+            detect: { Magic.isobmffBrands($0) != nil }, handler: MP4Format(), capabilities: mp4Capabilities),
         FormatEntry(
             MediaFormat(id: "matroska", name: "Matroska/WebM", kind: .video),
-            detect: { Magic.starts($0, [0x1A, 0x45, 0xDF, 0xA3]) }, unsupportedReason: notYet),
+            detect: { Magic.starts($0, [0x1A, 0x45, 0xDF, 0xA3]) },
+            handler: MatroskaFormat(),
+            capabilities: Capabilities([.tags: .remove, .text: .remove, .embedded: .remove])),
         FormatEntry(
             MediaFormat(id: "avi", name: "AVI", kind: .video),
-            detect: { Magic.isRIFF($0, form: "AVI ") }, unsupportedReason: notYet),
+            detect: { Magic.isRIFF($0, form: "AVI ") },
+            handler: AVIFormat(),
+            capabilities: Capabilities([.tags: .remove, .text: .remove, .xmp: .remove])),
         FormatEntry(
             MediaFormat(id: "wav", name: "WAV", kind: .audio),
-            detect: { Magic.isRIFF($0, form: "WAVE") || Magic.ascii($0, "RF64") }, unsupportedReason: notYet),
+            detect: { Magic.isRIFF($0, form: "WAVE") || Magic.ascii($0, "RF64") },
+            handler: WAVFormat(),
+            capabilities: Capabilities([.xmp: .remove, .text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "aiff", name: "AIFF", kind: .audio),
             detect: { Magic.ascii($0, "FORM") && (Magic.ascii($0, "AIFF", at: 8) || Magic.ascii($0, "AIFC", at: 8)) },
-            unsupportedReason: notYet),
+            handler: AIFFFormat(),
+            capabilities: Capabilities([.xmp: .remove, .text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "flac", name: "FLAC", kind: .audio),
-            detect: { Magic.ascii($0, "fLaC") }, unsupportedReason: notYet),
+            detect: { Magic.ascii($0, "fLaC") },
+            handler: FLACFormat(),
+            capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "ogg", name: "Ogg", kind: .audio),
-            detect: { Magic.ascii($0, "OggS") }, unsupportedReason: notYet),
+            detect: { Magic.ascii($0, "OggS") },
+            handler: OggFormat(),
+            capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove])),
         FormatEntry(
             MediaFormat(id: "asf", name: "ASF/WMV/WMA", kind: .video),
-            detect: { Magic.starts($0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) }, unsupportedReason: notYet),
+            detect: { Magic.starts($0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) },
+            handler: ASFFormat(),
+            capabilities: Capabilities([.tags: .remove, .text: .remove, .embedded: .remove])),
         FormatEntry(
             MediaFormat(id: "mpegts", name: "MPEG-TS/M2TS", kind: .video),
-            detect: { Magic.isMPEGTS($0) }, unsupportedReason: notYet),
+            detect: { Magic.isMPEGTS($0) },
+            handler: MPEGTSFormat(),
+            capabilities: Capabilities([.timed: .remove, .text: .remove])),
         FormatEntry(
             MediaFormat(id: "mp3", name: "MP3", kind: .audio),
             detect: { head in
                 Magic.ascii(head, "ID3") || (head.count >= 2 && head[0] == 0xFF && head[1] & 0xE0 == 0xE0 && head[1] & 0x06 != 0)
             },
-            unsupportedReason: notYet),
+            handler: MP3Format(),
+            capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "bmp", name: "BMP", kind: .image),
             detect: { Magic.ascii($0, "BM") && $0.count >= 26 && $0[6] == 0 && $0[7] == 0 && $0[8] == 0 && $0[9] == 0 },

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubFormats
+
+/// The engine's output sink: like `FileOutputSink` (buffered writes, kernel copies of kept bytes), but every
+/// write and copy goes through a `FileSystem`, so a test can make the Nth write fail with ENOSPC or EIO.
+final class FileSystemOutputSink: OutputSink {
+    private let fileSystem: any FileSystem
+    private let fd: Int32
+    private let path: String
+    private var buffer: [UInt8] = []
+    private let bufferLimit = 1 << 20
+    private var flushed: Int64 = 0
+
+    init(fileSystem: any FileSystem, fd: Int32, path: String) {
+        self.fileSystem = fileSystem
+        self.fd = fd
+        self.path = path
+        buffer.reserveCapacity(bufferLimit)
+    }
+
+    var bytesWritten: Int64 { flushed + Int64(buffer.count) }
+
+    func write(_ bytes: [UInt8]) throws {
+        if buffer.count + bytes.count > bufferLimit { try flush() }
+        if bytes.count >= bufferLimit {
+            try writeAll(bytes)
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    func copy(from source: any ByteSource, offset: Int64, count: Int64) throws {
+        guard count > 0 else { return }
+        guard offset >= 0, count <= source.size - offset else {
+            throw MetascrubError.truncated(format: "file", path: path, offset: offset, needed: count)
+        }
+        var at = offset
+        var left = count
+        // Large runs of kept bytes (image and sample data) are copied in the kernel.
+        if let inFD = source.fileDescriptor, count >= 64 * 1024 {
+            try flush()
+            while left > 0 {
+                let n = try fileSystem.copyRange(from: inFD, offset: &at, to: fd, count: Int(min(left, 1 << 30)), path: path)
+                if n == 0 { break }
+                left -= Int64(n)
+                flushed += Int64(n)
+            }
+        }
+        while left > 0 {
+            let n = Int(min(left, Int64(bufferLimit)))
+            try write(try source.read(at: at, count: n))
+            at += Int64(n)
+            left -= Int64(n)
+        }
+    }
+
+    func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try writeAll(buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try fileSystem.write(fd, $0, path: path) }
+        flushed += Int64(bytes.count)
+    }
+}

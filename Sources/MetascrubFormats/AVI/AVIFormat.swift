@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// What the AVI scanner learned: per item the chunks to overwrite, and the ranges a decoder needs.
+struct AVILayout {
+    enum Action {
+        /// Turn the chunk (or LIST) into a zero-filled JUNK chunk of the same size.
+        case junk(Range<Int64>)
+        /// Zero the payload of a JUNK chunk that still holds old data.
+        case zero(Range<Int64>)
+    }
+
+    var actions: [Int: [Action]] = [:]
+    /// A LIST INFO becomes JUNK whole when every item inside it is removed.
+    var groups: [(range: Range<Int64>, items: [Int])] = []
+    /// avih, strh, strf, indx, vprp, dmlh, every movi list and idx1: compared byte for byte.
+    var core: [Range<Int64>] = []
+    var end: Int64 = 0
+    var trailer: Range<Int64>?
+    var trailerItem: Int?
+}
+
+/// AVI (RIFF "AVI " plus OpenDML "AVIX" extensions): metadata chunks are overwritten in place by JUNK chunks
+/// of the same size, so idx1 (relative to movi) and OpenDML indx/ix## (absolute offsets) stay valid and the
+/// movi lists (every coded frame) are copied unchanged.
+public struct AVIFormat: FormatHandler {
+    public init() {}
+
+    static let format = "AVI"
+    static let maxChunks = 1 << 20
+
+    static let infoCategories: [String: Category] = [
+        "IART": .identity, "ICOP": .identity, "IENG": .identity, "ITCH": .identity, "ICMS": .identity, "IPRO": .identity,
+        "ICRD": .time, "IDIT": .time, "ISMP": .time, "IDAT": .time,
+        "ISFT": .software, "IENC": .software,
+        "ISRC": .device, "ISRF": .device, "IMED": .device, "IDEV": .device, "IMAK": .device, "IMOD": .device,
+        "ILOC": .location, "IARL": .location, "ICNT": .location, "ICNM": .identity,
+    ]
+    static let structural: Set<String> = ["avih", "strh", "strf", "indx", "vprp", "dmlh", "idx1"]
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        var s = Scanner(input: input, options: options)
+        try s.run()
+        return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
+    }
+
+    struct Scanner {
+        let input: any ByteSource
+        let options: ScanOptions
+        var items: [MetadataItem] = []
+        var notes: [Note] = []
+        var layout = AVILayout()
+        var chunks = 0
+
+        init(input: any ByteSource, options: ScanOptions) {
+            self.input = input
+            self.options = options
+        }
+
+        mutating func add(_ key: String, _ category: Category, _ range: Range<Int64>, location: String, detail: String,
+                          value: String? = nil, unknown: Bool = false, action: AVILayout.Action) -> Int {
+            items.append(MetadataItem(key: key, category: category, location: location, offset: range.lowerBound, length: Int64(range.count),
+                                      value: options.includeValues ? value : nil, detail: detail, isUnknown: unknown))
+            layout.actions[items.count - 1] = [action]
+            return items.count - 1
+        }
+
+        mutating func run() throws {
+            let size = input.size
+            var at: Int64 = 0
+            var forms = 0
+            while at + 12 <= size {
+                let head = try input.read(at: at, count: 12, format: format, path: "RIFF header")
+                guard head[0..<4].elementsEqual("RIFF".utf8) else { break }
+                let form = String(decoding: head[8..<12], as: UTF8.self)
+                guard (forms == 0 && form == "AVI ") || (forms > 0 && form == "AVIX") else {
+                    throw MetascrubError.malformed(format: format, path: "RIFF form", offset: at, reason: "unexpected RIFF form type")
+                }
+                let end = at + 8 + Int64(ByteOrder.little.u32(head, 4))
+                guard end <= size else {
+                    throw MetascrubError.truncated(format: format, path: "RIFF \(form.trimmingSuffixSpaces)", offset: at + 4, needed: end - size)
+                }
+                try list(from: at + 12, to: end, path: forms == 0 ? "RIFF" : "RIFF-AVIX#\(forms)", depth: 0)
+                forms += 1
+                at = end + (end & 1 == 1 && end < size ? 1 : 0)
+            }
+            guard forms > 0 else { throw MetascrubError.malformed(format: format, path: "RIFF header", offset: 0, reason: "not a RIFF AVI file") }
+            layout.end = at
+            if at < size {
+                layout.trailer = at..<size
+                items.append(try Trailer.item(key: "avi:trailer", range: at..<size, in: input, location: "after RIFF", after: "the RIFF forms"))
+                layout.trailerItem = items.count - 1
+            }
+        }
+
+        mutating func list(from start: Int64, to end: Int64, path: String, depth: Int) throws {
+            guard depth < 8 else { throw MetascrubError.limitExceeded(format: format, path: path, offset: start, limit: "8 nested lists") }
+            var at = start
+            var count: [String: Int] = [:]
+            while at + 8 <= end {
+                chunks += 1
+                guard chunks <= maxChunks else { throw MetascrubError.limitExceeded(format: format, path: path, offset: at, limit: "\(maxChunks) chunks") }
+                let head = try input.read(at: at, count: 8, format: format, path: path)
+                let id = String(decoding: head[0..<4], as: UTF8.self)
+                let payload = Int64(ByteOrder.little.u32(head, 4))
+                let chunkEnd = at + 8 + payload
+                guard chunkEnd <= end else {
+                    throw end == input.size
+                        ? MetascrubError.truncated(format: format, path: "\(path)/\(id)", offset: at, needed: chunkEnd - end)
+                        : MetascrubError.malformed(format: format, path: "\(path)/\(id)", offset: at, reason: "chunk extends past its list")
+                }
+                let range = at..<chunkEnd
+                count[id, default: 0] += 1
+                if id == "LIST" {
+                    guard payload >= 4 else { throw MetascrubError.malformed(format: format, path: "\(path)/LIST", offset: at, reason: "LIST without a type") }
+                    let type = String(decoding: try input.read(at: at + 8, count: 4), as: UTF8.self)
+                    let loc = "\(path)/LIST-\(type.trimmingSuffixSpaces)"
+                    switch type {
+                    case "movi":
+                        layout.core.append(range)
+                    case "hdrl", "strl", "odml":
+                        try list(from: at + 12, to: chunkEnd, path: loc, depth: depth + 1)
+                    case "INFO":
+                        try info(range, location: loc)
+                    case "exif", "ncdt", "Tdat":
+                        _ = add("avi:\(type)", .device, range, location: loc, detail: "camera metadata list (\(type)), \(payload) bytes", action: .junk(range))
+                    default:
+                        _ = add("avi:LIST-\(type.trimmingSuffixSpaces)", .content, range, location: loc, detail: "unknown LIST \(type), \(payload) bytes",
+                                unknown: true, action: .junk(range))
+                    }
+                } else if structural.contains(id) {
+                    layout.core.append(range)
+                } else {
+                    let loc = "\(path)/\(id)#\(count[id] ?? 1)"
+                    switch id {
+                    case "JUNK", "junk", "PAD ":
+                        if try hasData(at + 8..<chunkEnd) {
+                            _ = add("avi:JUNK", .content, range, location: loc, detail: "padding chunk holding \(payload) bytes of old data",
+                                    action: .zero(at + 8..<chunkEnd))
+                        }
+                    case "IDIT", "ISMP":
+                        _ = add("avi:\(id)", .time, range, location: loc, detail: id == "IDIT" ? "capture date" : "SMPTE time code",
+                                value: ValueText.render(try input.read(at: at + 8, count: Int(min(payload, 64)))[...]), action: .junk(range))
+                    case "strd":
+                        _ = add("avi:strd", .device, range, location: loc, detail: "stream header data (camera maker data), \(payload) bytes", action: .junk(range))
+                    case "strn":
+                        _ = add("avi:strn", .content, range, location: loc, detail: "stream name",
+                                value: ValueText.render(try input.read(at: at + 8, count: Int(min(payload, 256)))[...]), action: .junk(range))
+                    case "_PMX":
+                        _ = add("avi:_PMX", .content, range, location: loc, detail: "XMP packet, \(payload) bytes", action: .junk(range))
+                    default:
+                        let name = id.filter { $0.isASCII && ($0.isLetter || $0.isNumber) }
+                        _ = add("avi:chunk:\(name)", NameClassifier.category(of: name, otherwise: .content), range, location: loc,
+                                detail: "unknown \(payload)-byte chunk", unknown: true, action: .junk(range))
+                    }
+                }
+                at = chunkEnd + (payload & 1)
+            }
+        }
+
+        mutating func info(_ list: Range<Int64>, location: String) throws {
+            var mine: [Int] = []
+            var at = list.lowerBound + 12
+            while at + 8 <= list.upperBound {
+                let head = try input.read(at: at, count: 8, format: format, path: location)
+                let id = String(decoding: head[0..<4], as: UTF8.self)
+                let payload = Int64(ByteOrder.little.u32(head, 4))
+                let end = at + 8 + payload
+                guard end <= list.upperBound else {
+                    throw MetascrubError.malformed(format: format, path: "\(location)/\(id)", offset: at, reason: "chunk extends past its list")
+                }
+                let data = try input.read(at: at + 8, count: Int(min(payload, 4096)))
+                if id != "JUNK" && data.contains(where: { $0 != 0 }) {
+                    let name = id.filter { $0.isASCII && ($0.isLetter || $0.isNumber) }
+                    mine.append(add("riff:INFO/\(name)", infoCategories[id] ?? NameClassifier.category(of: name, otherwise: .content), at..<end,
+                                    location: "\(location)/\(name)", detail: "INFO \(name), \(payload) bytes", value: ValueText.render(data[...]),
+                                    action: .junk(at..<end)))
+                }
+                at = end + (payload & 1)
+            }
+            layout.groups.append((list, mine))
+        }
+
+        func hasData(_ range: Range<Int64>) throws -> Bool {
+            var at = range.lowerBound
+            while at < range.upperBound {
+                let n = Int(min(range.upperBound - at, 1 << 20))
+                if try input.read(at: at, count: n).contains(where: { $0 != 0 }) { return true }
+                at += Int64(n)
+            }
+            return false
+        }
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? AVILayout else {
+            throw MetascrubError.verificationFailed(reason: "AVI cleaner was given another format's scan")
+        }
+        let removed = Set(scan.items.indices.filter { !plan.keeps($0) })
+        var junk: [Range<Int64>] = []
+        var zero: [Range<Int64>] = []
+        func inside(_ r: Range<Int64>) -> Bool { junk.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } }
+        for group in layout.groups where !group.items.isEmpty && group.items.allSatisfy({ removed.contains($0) }) {
+            junk.append(group.range)
+        }
+        for i in removed.sorted() {
+            for action in layout.actions[i] ?? [] {
+                switch action {
+                case .junk(let r) where !inside(r): junk.append(r)
+                case .zero(let r) where !inside(r): zero.append(r)
+                default: break
+                }
+            }
+        }
+        var patches = InPlacePatches()
+        for r in junk {
+            patches.add(r.lowerBound, Array("JUNK".utf8) + ByteOrder.little.bytes(UInt32(r.count - 8)))
+            patches.zero(r.lowerBound + 8..<r.upperBound)
+        }
+        for r in zero { patches.zero(r) }
+        var size = input.size
+        if let trailer = layout.trailer, let item = layout.trailerItem, removed.contains(item) { size = trailer.lowerBound }
+        try patches.plan(size: size, format: Self.format).write(from: input, to: output)
+        var result = CleanResult(method: .remux)
+        result.notes.append(Note(.info, code: "in-place-padding",
+                                 "metadata chunks were overwritten with JUNK chunks of the same size; no byte position moved, so idx1 and OpenDML indexes stay valid"))
+        return result
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? AVILayout, let after = cleanedScan.layout as? AVILayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        let method = "stream headers and formats, movi lists and indexes byte-identical at the same offsets"
+        guard before.core == after.core, !before.core.isEmpty else {
+            return ContentCheck(method: method, passed: false, detail: "chunk layout changed")
+        }
+        for r in before.core where try !ByteComparison.equal(original, r, cleaned, r) {
+            return ContentCheck(method: method, passed: false, detail: "chunk at \(r.lowerBound) differs")
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+}

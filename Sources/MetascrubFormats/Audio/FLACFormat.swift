@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// What the FLAC scanner found: tags around the stream and each metadata block.
+struct FLACLayout {
+    struct Block {
+        var type: UInt8
+        /// Offset of the 4-byte block header.
+        var offset: Int64
+        var length: Int
+        var item: Int?
+        var comment: VorbisComment?
+        var payload: Range<Int64> { offset + 4..<offset + 4 + Int64(length) }
+    }
+
+    var leading: [ID3Tag] = []
+    var magic: Int64
+    var blocks: [Block] = []
+    var audio: Range<Int64>
+    var trailing: TrailingTags
+}
+
+/// Native FLAC (xiph.org FLAC format): metadata blocks are rewritten, frames copied byte for byte.
+/// STREAMINFO and SEEKTABLE are kept as they are; PADDING is dropped; VORBIS_COMMENT keeps a valid block
+/// with an empty vendor string and only the kept fields (under strict: none); PICTURE, APPLICATION,
+/// CUESHEET and unknown blocks go per policy. ID3v2 tags before "fLaC" and ID3v1/APE after the frames too.
+public struct FLACFormat: FormatHandler {
+    public init() {}
+    static let format = "FLAC"
+    static let maxBlocks = 1 << 12
+    static let names: [UInt8: String] = [0: "STREAMINFO", 1: "PADDING", 2: "APPLICATION", 3: "SEEKTABLE", 4: "VORBIS_COMMENT",
+                                         5: "CUESHEET", 6: "PICTURE"]
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        var items: [MetadataItem] = []
+        var position: Int64 = 0
+        var leading: [ID3Tag] = []
+        while leading.count < 4, let size = try ID3Tag.size(input, at: position) {
+            var tag = try ID3Tag.parse(input, at: position, end: input.size, format: Self.format, path: "ID3v2 tag before fLaC")
+            tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &items)
+            leading.append(tag)
+            position += size
+        }
+        let magic = try input.read(at: position, count: 4, format: Self.format, path: "stream marker")
+        guard magic.elementsEqual("fLaC".utf8) else {
+            throw MetascrubError.malformed(format: Self.format, path: "stream marker", offset: position, reason: "no fLaC marker")
+        }
+        var layout = FLACLayout(leading: leading, magic: position, audio: 0..<0, trailing: TrailingTags(start: input.size))
+        position += 4
+        var last = false
+        var seen: [String: Int] = [:]
+        while !last {
+            guard layout.blocks.count < Self.maxBlocks else {
+                throw MetascrubError.limitExceeded(format: Self.format, path: "metadata blocks", offset: position, limit: "\(Self.maxBlocks) blocks")
+            }
+            let header = try input.read(at: position, count: 4, format: Self.format, path: "metadata block header #\(layout.blocks.count)")
+            last = header[0] & 0x80 != 0
+            let type = header[0] & 0x7F
+            let length = Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+            let name = Self.names[type] ?? "block type \(type)"
+            guard type != 127 else {
+                throw MetascrubError.malformed(format: Self.format, path: "metadata block #\(layout.blocks.count)", offset: position, reason: "invalid block type 127")
+            }
+            guard position + 4 + Int64(length) <= input.size else {
+                throw MetascrubError.truncated(format: Self.format, path: name, offset: position, needed: position + 4 + Int64(length) - input.size)
+            }
+            if layout.blocks.isEmpty && (type != 0 || length != 34) {
+                throw MetascrubError.malformed(format: Self.format, path: "STREAMINFO", offset: position, reason: "the first block must be a 34-byte STREAMINFO")
+            }
+            var block = FLACLayout.Block(type: type, offset: position, length: length)
+            seen[name, default: 0] += 1
+            let location = "\(name)#\(seen[name] ?? 1)"
+            func add(_ key: String, _ category: Category, _ detail: String, unknown: Bool = false) {
+                items.append(MetadataItem(key: key, category: category, location: location, offset: position, length: Int64(length) + 4,
+                                          detail: detail, isUnknown: unknown))
+                block.item = items.count - 1
+            }
+            switch type {
+            case 0, 1, 3: break  // STREAMINFO and SEEKTABLE are kept, PADDING always goes: none is metadata.
+            case 2:
+                let id = length >= 4 ? try input.read(at: position + 4, count: 4) : []
+                let printable = id.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+                add("flac:application", .embedded, "APPLICATION block\(printable && !id.isEmpty ? " '\(String(decoding: id, as: UTF8.self))'" : ""), \(length) bytes")
+            case 4:
+                let data = try input.read(at: position + 4, count: length)
+                var comment = try VorbisComment.parse(data, at: 0, format: Self.format, path: location, origin: position + 4)
+                comment.itemise(location: location, origin: position + 4, options: options, into: &items)
+                block.comment = comment
+            case 5: add("flac:cuesheet", .content, "CUESHEET block (track layout, catalogue number, ISRCs), \(length) bytes")
+            case 6: add("flac:picture", .embedded, "PICTURE block, \(length) bytes")
+            default: add("flac:block:\(type)", .content, "reserved metadata block type \(type), \(length) bytes", unknown: true)
+            }
+            layout.blocks.append(block)
+            position += 4 + Int64(length)
+        }
+        var trailing = try TrailingTags.find(input, audioStart: position, format: Self.format)
+        if trailing.start > position {
+            let sync = try input.read(at: position, count: min(2, Int(trailing.start - position)))
+            guard sync.count == 2, sync[0] == 0xFF, sync[1] & 0xFE == 0xF8 else {
+                throw MetascrubError.malformed(format: Self.format, path: "first frame", offset: position, reason: "no frame sync after the last metadata block")
+            }
+        }
+        layout.audio = position..<trailing.start
+        try trailing.itemise(input, options: options, into: &items)
+        layout.trailing = trailing
+        return ScanResult(items: items, layout: layout)
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? FLACLayout else {
+            throw MetascrubError.verificationFailed(reason: "FLAC cleaner was given another format's scan")
+        }
+        var out = OutputPlan()
+        for tag in layout.leading {
+            switch tag.rebuild(keeps: plan.keeps) {
+            case .unchanged: out.copy(tag.fileRange)
+            case .drop: break
+            case .replace(let bytes): out.append(bytes)
+            }
+        }
+        out.copy(layout.magic..<layout.magic + 4)
+        // Each kept block: its type, and either its payload range or new bytes.
+        enum Payload { case copy(Range<Int64>), bytes([UInt8]) }
+        var kept: [(UInt8, Payload)] = []
+        for block in layout.blocks {
+            if block.type == 1 { continue }
+            if let comment = block.comment {
+                kept.append((4, comment.unchanged(keeps: plan.keeps) ? .copy(block.payload) : .bytes(comment.rebuilt(keeps: plan.keeps))))
+            } else if let item = block.item {
+                if plan.keeps(item) { kept.append((block.type, .copy(block.payload))) }
+            } else {
+                kept.append((block.type, .copy(block.payload)))
+            }
+        }
+        for (index, (type, payload)) in kept.enumerated() {
+            let length: Int
+            switch payload {
+            case .copy(let r): length = r.count
+            case .bytes(let b): length = b.count
+            }
+            guard length < 1 << 24 else {
+                throw MetascrubError.limitExceeded(format: Self.format, path: "rebuilt metadata block", offset: layout.magic, limit: "16 MiB per block")
+            }
+            // The last-metadata-block flag moves to whichever block now comes last.
+            out.append([(index == kept.count - 1 ? 0x80 : 0) | type, UInt8(length >> 16), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)])
+            switch payload {
+            case .copy(let r): out.copy(r)
+            case .bytes(let b): out.append(b)
+            }
+        }
+        out.copy(layout.audio)
+        for tag in layout.trailing.tags where plan.keeps(tag.item) { out.copy(tag.range) }
+        try out.write(from: input, to: output)
+        var result = CleanResult(method: .remux)
+        if layout.blocks.contains(where: { $0.type == 1 }) {
+            result.notes.append(Note(.info, code: "flac-padding-dropped", "PADDING blocks were dropped (they can hold bytes of earlier tags)"))
+        }
+        return result
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? FLACLayout, let after = cleanedScan.layout as? FLACLayout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        let method = "STREAMINFO, SEEKTABLE and every audio frame byte-identical"
+        let structural: (FLACLayout) -> [FLACLayout.Block] = { $0.blocks.filter { $0.type == 0 || $0.type == 3 } }
+        let x = structural(before), y = structural(after)
+        guard x.map(\.type) == y.map(\.type) else { return ContentCheck(method: method, passed: false, detail: "STREAMINFO/SEEKTABLE changed") }
+        for (p, q) in zip(x, y) {
+            guard try ByteComparison.equal(original, p.payload, cleaned, q.payload) else {
+                return ContentCheck(method: method, passed: false, detail: "\(Self.names[p.type] ?? "block") differs")
+            }
+        }
+        guard try ByteComparison.equal(original, before.audio, cleaned, after.audio) else {
+            return ContentCheck(method: method, passed: false, detail: "audio frames differ")
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+}

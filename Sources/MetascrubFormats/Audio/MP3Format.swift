@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// What the MP3 scanner found: tags before and after the audio, and the LAME tag in the first frame.
+struct MP3Layout {
+    var leading: [ID3Tag] = []
+    /// Bytes between the leading tags and the first frame that are not zero padding (unknown data).
+    var junk: Range<Int64>?
+    var junkItem: Int?
+    /// The first MPEG audio frame (nil when the file has no audio after its tags).
+    var framesStart: Int64
+    var framesEnd: Int64
+    var lame: LAMETag?
+    var lameItem: Int?
+    var trailing: TrailingTags
+}
+
+/// MP3 (MPEG-1/2/2.5 audio, any layer): ID3v2 tags at the start, APE/Lyrics3/ID3v1/appended ID3v2 at the
+/// end, and the LAME encoder version in the first frame. Audio frames are copied byte for byte; only the
+/// LAME tag's version characters (and its CRC) change when the encoder string is removed.
+public struct MP3Format: FormatHandler {
+    public init() {}
+    static let format = "MP3"
+    static let maxLeadingTags = 8
+    /// How far past the tags the first frame is searched for.
+    static let syncWindow = 64 << 10
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        var items: [MetadataItem] = []
+        var position: Int64 = 0
+        var leading: [ID3Tag] = []
+        while leading.count < Self.maxLeadingTags, let size = try ID3Tag.size(input, at: position) {
+            var tag = try ID3Tag.parse(input, at: position, end: input.size, format: Self.format, path: "ID3v2 tag #\(leading.count + 1)")
+            tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &items)
+            leading.append(tag)
+            position += size
+        }
+        // FLAC files with an ID3v2 tag in front look like MP3 to magic-byte detection.
+        if position + 4 <= input.size, try input.read(at: position, count: 4).elementsEqual("fLaC".utf8) {
+            return try FLACFormat().scan(input, options: options)
+        }
+        var trailing = try TrailingTags.find(input, audioStart: position, format: Self.format)
+        var layout = MP3Layout(leading: leading, framesStart: position, framesEnd: trailing.start, trailing: trailing)
+        if let first = try Self.firstFrame(input, from: position, to: trailing.start) {
+            layout.framesStart = first
+            if first > position {
+                let gap = try input.read(at: position, count: Int(first - position))
+                if gap.contains(where: { $0 != 0 }) {
+                    layout.junk = position..<first
+                    items.append(MetadataItem(key: "mp3:junk", category: .content, location: "before the first frame", offset: position,
+                                              length: first - position, detail: "\(first - position) bytes of unknown data before the first audio frame",
+                                              isUnknown: true))
+                    layout.junkItem = items.count - 1
+                }
+            }
+            let head = try input.read(at: first, count: Int(min(trailing.start - first, 2048)))
+            if let header = MPEGFrameHeader(head), let lame = LAMETag.find(in: head, header: header) {
+                layout.lame = lame
+                if !lame.isNeutral(head) {
+                    items.append(MetadataItem(key: "mp3:encoder", category: .software, location: "first frame/Xing/LAME",
+                                              offset: first + Int64(lame.offset), length: 9,
+                                              value: options.includeValues ? lame.encoder(head) : nil,
+                                              detail: "encoder version in the LAME tag (gapless and seek data are kept)"))
+                    layout.lameItem = items.count - 1
+                }
+            }
+        } else if trailing.start > position {
+            throw MetascrubError.malformed(format: Self.format, path: "audio", offset: position, reason: "no MPEG audio frame after the tags")
+        }
+        try trailing.itemise(input, options: options, into: &items)
+        layout.trailing = trailing
+        return ScanResult(items: items, layout: layout)
+    }
+
+    /// Offset of the first frame header in the window that is followed by another header (or by the end).
+    static func firstFrame(_ input: any ByteSource, from start: Int64, to end: Int64) throws -> Int64? {
+        guard end > start else { return nil }
+        let window = try input.read(at: start, count: Int(min(end - start, Int64(syncWindow) + 8)))
+        var at = 0
+        while at + 4 <= window.count {
+            if window[at] == 0xFF, let header = MPEGFrameHeader(window, at: at) {
+                guard let length = header.length else { return start + Int64(at) }
+                let next = start + Int64(at + length)
+                if next >= end - 4 { return start + Int64(at) }
+                let bytes = try input.read(at: next, count: 4)
+                if let following = MPEGFrameHeader(bytes), following.version == header.version, following.layer == header.layer {
+                    return start + Int64(at)
+                }
+            }
+            at += 1
+        }
+        return nil
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        if scan.layout is FLACLayout { return try FLACFormat().clean(input, scan: scan, plan: plan, to: output) }
+        guard let layout = scan.layout as? MP3Layout else {
+            throw MetascrubError.verificationFailed(reason: "MP3 cleaner was given another format's scan")
+        }
+        var out = OutputPlan()
+        for tag in layout.leading {
+            switch tag.rebuild(keeps: plan.keeps) {
+            case .unchanged: out.copy(tag.fileRange)
+            case .drop: break
+            case .replace(let bytes): out.append(bytes)
+            }
+        }
+        // Zero padding between the tags and the first frame is dropped; unknown bytes there go unless kept.
+        if let junk = layout.junk, let item = layout.junkItem, plan.keeps(item) { out.copy(junk) }
+        if let lame = layout.lame, let item = layout.lameItem, !plan.keeps(item) {
+            let head = try input.read(at: layout.framesStart, count: lame.crcOffset + 2)
+            out.append(lame.neutralised(head))
+            out.copy(layout.framesStart + Int64(lame.crcOffset + 2)..<layout.framesEnd)
+        } else {
+            out.copy(layout.framesStart..<layout.framesEnd)
+        }
+        for tag in layout.trailing.tags where plan.keeps(tag.item) {
+            out.copy(tag.range)
+        }
+        try out.write(from: input, to: output)
+        return CleanResult(method: .remux)
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        if originalScan.layout is FLACLayout {
+            return try FLACFormat().verifyContent(original: original, originalScan: originalScan, cleaned: cleaned,
+                                                  cleanedScan: cleanedScan, result: result)
+        }
+        guard let before = originalScan.layout as? MP3Layout, let after = cleanedScan.layout as? MP3Layout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        let method = "MPEG audio frames byte-identical (LAME encoder version characters and tag CRC excepted)"
+        let a = before.framesStart..<before.framesEnd, b = after.framesStart..<after.framesEnd
+        guard a.count == b.count else {
+            return ContentCheck(method: method, passed: false, detail: "audio is \(a.count) bytes before, \(b.count) after")
+        }
+        // Relative ranges that must be equal: everything but the version characters and the CRC.
+        var pieces: [Range<Int64>] = [0..<Int64(a.count)]
+        if let lame = before.lame {
+            let v = Int64(lame.offset + LAMETag.keptPrefix), c = Int64(lame.crcOffset)
+            pieces = [0..<v, Int64(lame.offset + 9)..<c, c + 2..<Int64(a.count)].filter { !$0.isEmpty && $0.upperBound <= Int64(a.count) }
+        }
+        for r in pieces {
+            guard try ByteComparison.equal(original, a.lowerBound + r.lowerBound..<a.lowerBound + r.upperBound,
+                                           cleaned, b.lowerBound + r.lowerBound..<b.lowerBound + r.upperBound) else {
+                return ContentCheck(method: method, passed: false, detail: "audio differs in bytes \(r.lowerBound)..<\(r.upperBound) of the frames")
+            }
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// Rewrites an MP4/MOV file without the removed items. `moov` is rebuilt (dropped atoms, zeroed times, blank
+/// handler and compressor names, removed tracks, renumbered keys, rewritten chunk offsets); sample data is
+/// copied byte for byte, except the chunks of removed tracks, which are cut out of `mdat`, and neutralised
+/// SEI payloads, which are overwritten in place. Fragments are copied, with absolute offsets in them re-pointed.
+struct MP4Cleaner {
+    let source: any ByteSource
+    let layout: MP4Layout
+    let plan: CleanPlan
+    let reader: BoxReader
+    var result = CleanResult(method: .remux)
+
+    private var removedTracks = Set<UInt32>()
+    private var dropped = Set<Int64>()
+    private var handlerNames = Set<Int64>()
+    private var patches: [(range: Range<Int64>, bytes: [UInt8])] = []
+    private var xmp: [Int64: (box: Box, outcome: EmbeddedMetadata.Outcome)] = [:]
+
+    init(source: any ByteSource, layout: MP4Layout, plan: CleanPlan) {
+        self.source = source
+        self.layout = layout
+        self.plan = plan
+        self.reader = BoxReader(source, format: layout.format)
+    }
+
+    var format: String { layout.format }
+
+    mutating func run(to output: any OutputSink) throws -> CleanResult {
+        try decide()
+        let keptTracks = layout.tracks.filter { !removedTracks.contains($0.id) }
+        for track in keptTracks where !track.selfContained && track.samples.chunks.count > 0 && needsMove {
+            throw MetascrubError.unsupported(format: format, reason: "track \(track.id) keeps its samples in another file; nothing was written")
+        }
+        try checkFragments()
+
+        // Top-level pieces; moov's bytes depend on where the data lands, so it is built last.
+        var pieces: [Piece] = []
+        let keptChunks = keptTracks.flatMap { $0.samples.chunks.map(\.range) }
+        let removedChunks = layout.tracks.filter { removedTracks.contains($0.id) }.flatMap { $0.samples.chunks.map(\.range) }
+        let cuts = ByteSplice.subtract(removedChunks, keptChunks)
+        for (index, box) in layout.top.enumerated() {
+            if index == layout.moovIndex {
+                pieces.append(.moov)
+            } else if dropped.contains(box.offset) {
+                continue
+            } else if let edit = xmp[box.offset] {
+                switch edit.outcome {
+                case .removed: continue
+                case .unchanged: pieces.append(.copy(box))
+                case .rebuilt(let packet): pieces.append(.bytes(box, try rebuiltXMPBox(box, packet)))
+                }
+            } else if box.type == "mdat" {
+                let inside = cuts.filter { $0.overlaps(box.payloadRange) }
+                let replaced = patches.filter { box.payloadRange.contains($0.range.lowerBound) }
+                if inside.isEmpty && replaced.isEmpty {
+                    pieces.append(.copy(box))
+                } else {
+                    pieces.append(.splice(box, try ByteSplice(range: box.payloadRange, cuts: inside, replacements: replaced)))
+                }
+            } else if ["free", "skip", "wide"].contains(box.type) {
+                continue
+            } else if let node = layout.parsedTop[index], ["udta", "meta"].contains(box.type) {
+                guard let bytes = try build(node, offsets: { _ in nil }) else { continue }
+                pieces.append(.bytes(box, bytes))
+            } else {
+                pieces.append(.copy(box))
+            }
+        }
+        if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) {
+            pieces.append(.copy(Box(type: "    ", offset: trailer.lowerBound, size: Int64(trailer.count), headerSize: 0, sizeForm: .compact, path: "trailer")))
+        }
+
+        // Settle moov: its size moves the data after it, which changes the offsets it holds.
+        var moovBytes: [UInt8] = []
+        if let moov = layout.moov {
+            var size = moov.box.size
+            for _ in 0..<6 {
+                let map = OffsetMap(pieces: pieces, moovSize: size)
+                moovBytes = try build(moov, offsets: map.newOffset) ?? []
+                if Int64(moovBytes.count) == size { break }
+                size = Int64(moovBytes.count)
+            }
+            guard Int64(moovBytes.count) == size else {
+                throw MetascrubError.verificationFailed(reason: "the rewritten movie box did not settle to one size")
+            }
+        }
+        let map = OffsetMap(pieces: pieces, moovSize: Int64(moovBytes.count))
+
+        var out = OutputPlan()
+        for (i, piece) in pieces.enumerated() {
+            switch piece {
+            case .moov: out.append(moovBytes)
+            case .copy(let box):
+                if let node = layout.parsedTop[layout.top.firstIndex(where: { $0.offset == box.offset }) ?? -1], ["moof", "mfra"].contains(box.type) {
+                    let fixes = try fragmentOffsets(node, map: map, pieceIndex: i)
+                    if fixes.isEmpty { out.copy(box.range) } else { out.append(try patched(box, fixes)) }
+                } else {
+                    out.copy(box.range)
+                }
+            case .bytes(_, let bytes): out.append(bytes)
+            case .splice(let box, let splice):
+                out.append(BoxWriter.header(box.type, payloadSize: splice.newCount, extendedType: box.extendedType, preferLarge: box.sizeForm == .large))
+                out.append(contentsOf: splice.plan)
+            }
+        }
+        try out.write(from: source, to: output)
+        return result
+    }
+
+    /// Whether any byte of sample data moves (then every kept track's offsets are rewritten).
+    private var needsMove: Bool { true }
+
+    // MARK: - Decisions
+
+    private mutating func decide() throws {
+        for (index, edit) in layout.edits where !plan.keeps(index) {
+            switch edit {
+            case .drop(let box): dropped.insert(box.offset)
+            case .patch(let list): patches += list
+            case .handlerName(let box): handlerNames.insert(box.offset)
+            case .dropTrack(let id): removedTracks.insert(id)
+            case .xmp, .none: break
+            }
+        }
+        // XMP packets: rebuilt with what the policy keeps, whatever item decided.
+        for (_, edit) in layout.edits {
+            guard case .xmp(let box, let content) = edit else { continue }
+            xmp[box.offset] = (box, try content.apply(plan: plan, notes: &result.notes))
+        }
+        if layout.tracks.allSatisfy({ removedTracks.contains($0.id) }), !layout.tracks.isEmpty {
+            throw MetascrubError.unsupported(format: format, reason: "the policy would remove every track; nothing was written")
+        }
+        patches.sort { $0.range.lowerBound < $1.range.lowerBound }
+    }
+
+    private func checkFragments() throws {
+        guard !removedTracks.isEmpty else { return }
+        for (_, node) in layout.parsedTop where node.type == "moof" {
+            for traf in node.children("traf") {
+                guard let tfhd = traf.child("tfhd") else { continue }
+                let payload = try reader.payload(of: tfhd.box)
+                if payload.count >= 8, removedTracks.contains(UInt32(BigEndian.u32(payload, 4))) {
+                    throw MetascrubError.unsupported(format: format,
+                                                     reason: "removing a track from a fragmented movie is not supported yet; nothing was written")
+                }
+            }
+        }
+    }
+
+    // MARK: - Building boxes
+
+    /// The node rebuilt, or nil when it goes. `offsets` maps an old chunk range to its new file offset.
+    private func build(_ node: MovieNode, offsets: (Range<Int64>) -> Int64?) throws -> [UInt8]? {
+        let box = node.box
+        if dropped.contains(box.offset) { return nil }
+        if let edit = xmp[box.offset] {
+            switch edit.outcome {
+            case .removed: return nil
+            case .unchanged: return try reader.bytes(of: box)
+            case .rebuilt(let packet): return try rebuiltXMPBox(box, packet)
+            }
+        }
+        if node.type == "trak", let track = layout.tracks.first(where: { $0.node.box.offset == box.offset }), removedTracks.contains(track.id) {
+            return nil
+        }
+        if handlerNames.contains(box.offset) {
+            let payload = try reader.payload(of: box)
+            return BoxWriter.box("hdlr", Array(payload.prefix(24)) + [0])
+        }
+        if ["stco", "co64"].contains(node.type), let track = layout.tracks.first(where: { $0.chunkOffsetBox?.offset == box.offset }) {
+            let moved = try track.samples.chunks.map { chunk -> Int64 in
+                guard let new = offsets(chunk.range) else {
+                    throw MetascrubError.unsupported(format: format, reason: "a chunk of track \(track.id) at \(chunk.offset) lies outside the kept data; nothing was written")
+                }
+                return new
+            }
+            return SampleTable.offsetBox(moved, preferWide: track.samples.wide)
+        }
+        guard MovieNode.containers[node.type] != nil else { return try patchedBytes(box) }
+
+        var children: [[UInt8]] = []
+        for child in node.children {
+            if ["free", "skip", "wide"].contains(child.type) { continue }
+            if let bytes = try build(child, offsets: offsets) { children.append(bytes) }
+        }
+        switch node.type {
+        case "udta", "ilst", "tref", "edts", "mvex": if children.isEmpty { return nil }
+        default: break
+        }
+        if node.type == "tref" { children = try trackReferences(node) ; if children.isEmpty { return nil } }
+        if node.type == "meta" {
+            guard let rebuilt = try keyedMeta(node, built: children) else { return nil }
+            children = rebuilt
+        }
+        let fields = try source.read(at: box.payloadOffset, count: node.fieldsSize, format: format, path: box.path)
+        return BoxWriter.header(box.type, payloadSize: Int64(fields.count + children.reduce(0) { $0 + $1.count }),
+                                extendedType: box.extendedType) + fields + children.flatMap { $0 }
+    }
+
+    /// A leaf box's bytes with the in-place patches that fall inside it.
+    private func patchedBytes(_ box: Box) throws -> [UInt8] {
+        let inside = patches.filter { box.range.contains($0.range.lowerBound) }
+        return inside.isEmpty ? try reader.bytes(of: box) : try patched(box, inside)
+    }
+
+    private func patched(_ box: Box, _ fixes: [(range: Range<Int64>, bytes: [UInt8])]) throws -> [UInt8] {
+        var bytes = try reader.bytes(of: box)
+        for fix in fixes {
+            let at = Int(fix.range.lowerBound - box.offset)
+            guard at >= 0, at + fix.bytes.count <= bytes.count else { continue }
+            bytes.replaceSubrange(at..<at + fix.bytes.count, with: fix.bytes)
+        }
+        return bytes
+    }
+
+    /// `tref` children without references to removed tracks.
+    private func trackReferences(_ tref: MovieNode) throws -> [[UInt8]] {
+        try tref.children.compactMap { ref in
+            let payload = try reader.payload(of: ref.box)
+            var ids: [UInt8] = []
+            for at in stride(from: 0, to: payload.count - 3, by: 4) where !removedTracks.contains(UInt32(BigEndian.u32(payload, at))) {
+                ids += payload[at..<at + 4]
+            }
+            return ids.isEmpty ? nil : BoxWriter.box(ref.type, ids)
+        }
+    }
+
+    /// A `meta` box's rebuilt children, with `keys` trimmed to the keys kept `ilst` entries use and the entries
+    /// renumbered; nil when nothing but its handler is left.
+    private func keyedMeta(_ meta: MovieNode, built: [[UInt8]]) throws -> [[UInt8]]? {
+        let meaningful = built.filter { bytes in bytes.count >= 8 && !["hdlr", "keys", "dinf"].contains(FourCC(bytes: bytes[4..<8])) }
+        guard !meaningful.isEmpty else { return nil }
+        guard let keysNode = meta.child("keys"), let ilstIndex = built.firstIndex(where: { $0.count >= 8 && FourCC(bytes: $0[4..<8]) == "ilst" }) else {
+            return built
+        }
+        // Old key records, in order.
+        let payload = try reader.payload(of: keysNode.box)
+        var c = ByteCursor(payload, origin: keysNode.box.payloadOffset, format: format, path: keysNode.box.path)
+        let header = try c.take(4, "version and flags")
+        let count = Int(try c.u32("key count"))
+        var records: [[UInt8]] = []
+        for _ in 0..<count {
+            let size = Int(BigEndian.u32(c.bytes, c.position))
+            records.append(try c.take(size, "key"))
+        }
+        // Renumber the kept ilst entries.
+        let ilst = built[ilstIndex]
+        var entries: [[UInt8]] = []
+        var at = 8
+        while at + 8 <= ilst.count {
+            let size = BigEndian.u32(ilst, at)
+            guard size >= 8, at + size <= ilst.count else { break }
+            entries.append(Array(ilst[at..<at + size]))
+            at += size
+        }
+        var newIndex: [Int: Int] = [:]
+        var keptRecords: [[UInt8]] = []
+        for i in entries.indices {
+            let old = BigEndian.u32(entries[i], 4)
+            guard old >= 1, old <= records.count else { continue }
+            if newIndex[old] == nil {
+                keptRecords.append(records[old - 1])
+                newIndex[old] = keptRecords.count
+            }
+            let n = UInt32(newIndex[old] ?? 0)
+            entries[i].replaceSubrange(4..<8, with: [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)])
+        }
+        var keysPayload = ByteWriter()
+        keysPayload.append(header)
+        keysPayload.u32(UInt32(keptRecords.count))
+        for r in keptRecords { keysPayload.append(r) }
+        var out: [[UInt8]] = []
+        for bytes in built {
+            let type = FourCC(bytes: bytes[4..<8])
+            if type == "keys" {
+                out.append(BoxWriter.box("keys", keysPayload.bytes))
+            } else if type == "ilst" {
+                out.append(BoxWriter.box("ilst", entries.flatMap { $0 }))
+            } else {
+                out.append(bytes)
+            }
+        }
+        return out
+    }
+
+    private func rebuiltXMPBox(_ box: Box, _ packet: [UInt8]) throws -> [UInt8] {
+        // `meta/xml ` is a full box: its version and flags stay in front of the packet.
+        let prefix = box.type == "xml " ? try source.read(at: box.payloadOffset, count: 4) : []
+        return BoxWriter.box(box.type, prefix + packet, extendedType: box.extendedType)
+    }
+
+    // MARK: - Fragments
+
+    /// Absolute offsets inside a kept `moof` (explicit base data offsets) or `mfra` (fragment positions).
+    private func fragmentOffsets(_ node: MovieNode, map: OffsetMap, pieceIndex: Int) throws -> [(range: Range<Int64>, bytes: [UInt8])] {
+        var fixes: [(range: Range<Int64>, bytes: [UInt8])] = []
+        func u64(_ v: Int64) -> [UInt8] { var w = ByteWriter(); w.u64(UInt64(v)); return w.bytes }
+        if node.type == "moof" {
+            for traf in node.children("traf") {
+                guard let tfhd = traf.child("tfhd") else { continue }
+                let payload = try reader.payload(of: tfhd.box)
+                guard payload.count >= 16, (BigEndian.u32(payload, 0) & 1) != 0 else { continue }
+                let old = Int64(bitPattern: UInt64(BigEndian.u32(payload, 8)) << 32 | UInt64(BigEndian.u32(payload, 12)))
+                guard let new = map.newOffset(old..<old) else {
+                    throw MetascrubError.unsupported(format: format, reason: "a fragment's base data offset points outside the kept data; nothing was written")
+                }
+                if new != old { fixes.append(((tfhd.box.payloadOffset + 8)..<(tfhd.box.payloadOffset + 16), u64(new))) }
+            }
+        } else {
+            for tfra in node.children("tfra") {
+                let payload = try reader.payload(of: tfra.box)
+                var c = ByteCursor(payload, origin: tfra.box.payloadOffset, format: format, path: tfra.box.path)
+                let (version, _) = try c.fullBoxHeader()
+                try c.skip(4, "track ID")
+                let sizes = try c.u32("field sizes")
+                let count = Int(try c.u32("entry count"))
+                let width = version == 1 ? 8 : 4
+                let rest = Int((sizes >> 4) & 3) + Int((sizes >> 2) & 3) + Int(sizes & 3) + 3
+                guard count <= c.remaining / max(1, 2 * width + rest) else { throw c.malformed("\(count) entries do not fit in the box") }
+                for _ in 0..<count {
+                    try c.skip(width, "time")
+                    let at = c.fileOffset
+                    let old = Int64(bitPattern: try c.uint(size: width, "moof offset"))
+                    try c.skip(rest, "entry numbers")
+                    guard let new = map.newOffset(old..<old) else { continue }
+                    guard ByteWriter.fits(UInt64(new), size: width) else {
+                        throw MetascrubError.unsupported(format: format, reason: "a fragment offset no longer fits its field; nothing was written")
+                    }
+                    var w = ByteWriter()
+                    w.uint(UInt64(new), size: width)
+                    if new != old { fixes.append((at..<at + Int64(width), w.bytes)) }
+                }
+            }
+        }
+        return fixes
+    }
+
+    // MARK: - Pieces and offsets
+
+    enum Piece {
+        case moov
+        case copy(Box)
+        case bytes(Box, [UInt8])
+        case splice(Box, ByteSplice)
+
+        func size(moovSize: Int64) -> Int64 {
+            switch self {
+            case .moov: moovSize
+            case .copy(let box): box.size
+            case .bytes(_, let bytes): Int64(bytes.count)
+            case .splice(let box, let splice):
+                Int64(BoxWriter.headerSize(payloadSize: splice.newCount, extendedType: box.extendedType, preferLarge: box.sizeForm == .large))
+                    + splice.newCount
+            }
+        }
+    }
+
+    /// Where old bytes land in the output, given the pieces and the size of the rebuilt movie box.
+    struct OffsetMap {
+        let pieces: [Piece]
+        let starts: [Int64]
+
+        init(pieces: [Piece], moovSize: Int64) {
+            self.pieces = pieces
+            var at: Int64 = 0
+            var starts: [Int64] = []
+            for piece in pieces {
+                starts.append(at)
+                at += piece.size(moovSize: moovSize)
+            }
+            self.starts = starts
+        }
+
+        /// The new offset of an old byte range (a chunk; empty for a position), when it was copied whole.
+        func newOffset(_ old: Range<Int64>) -> Int64? {
+            // A position (empty range) belongs to the box that starts at or holds it, not to the one ending there.
+            func holds(_ r: Range<Int64>) -> Bool { old.isEmpty ? r.contains(old.lowerBound) : r.lowerBound <= old.lowerBound && old.upperBound <= r.upperBound }
+            for (i, piece) in pieces.enumerated() {
+                switch piece {
+                case .copy(let box) where holds(box.range):
+                    return starts[i] + (old.lowerBound - box.offset)
+                case .splice(let box, let splice) where holds(box.payloadRange):
+                    // A chunk may hold a same-length SEI replacement, so map its first and last bytes and check that
+                    // nothing between them was cut.
+                    guard let new = splice.map(old.lowerBound..<old.lowerBound + 1) else { return nil }
+                    if old.count > 1 {
+                        guard let last = splice.map((old.upperBound - 1)..<old.upperBound),
+                              last.lowerBound - new.lowerBound == Int64(old.count) - 1 else { return nil }
+                    }
+                    let header = Int64(BoxWriter.headerSize(payloadSize: splice.newCount, extendedType: box.extendedType,
+                                                            preferLarge: box.sizeForm == .large))
+                    return starts[i] + header + new.lowerBound
+                default: continue
+                }
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// MP4, MOV, M4A/M4B, 3GP: box-level remux. Metadata atoms, keys, XMP and timed-metadata tracks go; header
+/// times, handler and compressor names are blanked; every kept audio, video and subtitle sample is copied
+/// byte for byte (only encoder SEI payloads are overwritten in place, same length).
+public struct MP4Format: FormatHandler {
+    public let formatName: String
+
+    public init(formatName: String = "MP4") { self.formatName = formatName }
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+        try MP4Scanner.scan(input, format: formatName, options: options)
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        guard let layout = scan.layout as? MP4Layout else {
+            throw MetascrubError.verificationFailed(reason: "MP4 cleaner was given another format's scan")
+        }
+        var cleaner = MP4Cleaner(source: input, layout: layout, plan: plan)
+        return try cleaner.run(to: output)
+    }
+
+    public func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        guard let before = originalScan.layout as? MP4Layout, let after = cleanedScan.layout as? MP4Layout else {
+            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        }
+        return try MP4Verifier.verify(original: original, before, cleaned: cleaned, after)
+    }
+}
