@@ -22,7 +22,8 @@ nonisolated(unsafe) private var forcedHandler: (any FormatHandler)? = {
     guard let raw = getenv("METASCRUB_FUZZ_FORMAT") else { return nil }
     let id = String(cString: raw)
     guard let entry = FormatRegistry.entries.first(where: { $0.format.id == id }), let handler = entry.handler else {
-        fputs("MetascrubFuzz: no handler for format \(id)\n", stderr)
+        let message = "MetascrubFuzz: no handler for format \(id)\n"
+        _ = message.withCString { write(2, $0, strlen($0)) }
         exit(2)
     }
     return handler
@@ -62,4 +63,19 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         // A typed error is a correct answer to a broken file.
     }
     return 0
+}
+
+// SwiftPM links an executable target with `main` renamed to `<target>_main` (`--defsym main=MetascrubFuzz_main`),
+// which hides libFuzzer's own `main`; this one hands control to libFuzzer's driver instead.
+@_silgen_name("LLVMFuzzerRunDriver")
+private func runDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
+
+@_cdecl("MetascrubFuzz_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return runDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
 }

@@ -24,6 +24,11 @@ public struct ProcessingOptions: Sendable {
     public var allowUncleaned: Bool
     /// Temp files a killed run left behind, removed from each folder this run writes to (once per folder).
     public var staleTemporaries: StaleTemporaries
+    /// Output layout choices (`--faststart`), passed to the format handlers with the policy's decisions.
+    public var layout = LayoutOptions()
+    /// SHA-256 of every input and output for the report. Only the JSON report shows them, and hashing both
+    /// sides cost more than the rest of a JPEG clean (docs/benchmarks.md), so the CLI turns it off otherwise.
+    public var digests = true
 
     public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem(),
                 keepModificationTime: Bool = false, allowUncleaned: Bool = false) {
@@ -136,7 +141,7 @@ public struct FileProcessor: Sendable {
             report.bytesBefore = source.size
             let detected = try detect(source)
             // Hash only what will be written: a refused file costs no full read.
-            if case .unsupported = detected {} else { report.sha256Before = try Hashing.sha256(source) }
+            if case .unsupported = detected {} else if options.digests { report.sha256Before = try Hashing.sha256(source) }
             switch detected {
             case .notMedia:
                 switch mode {
@@ -194,7 +199,7 @@ public struct FileProcessor: Sendable {
         if mode == .inPlace {
             report.reason = "uncleaned: \(format) left as it was (--allow-uncleaned)"
         } else {
-            report.sha256Before = try Hashing.sha256(source)
+            if options.digests { report.sha256Before = try Hashing.sha256(source) }
             try write(copyOf: source, to: target, report: &report)
             report.method = .copy
             report.reason = "uncleaned: \(format) copied unchanged (--allow-uncleaned)"
@@ -242,7 +247,7 @@ public struct FileProcessor: Sendable {
             report.findings = findings.map { var f = $0; f.outcome = .kept; return f }
             return (scan, findings, nil)
         }
-        return (scan, findings, CleanPlan(findings: findings, policy: options.policy))
+        return (scan, findings, CleanPlan(findings: findings, policy: options.policy, layout: options.layout))
     }
 
     /// Marks a verified, written clean in the report, with each finding's outcome.
@@ -285,7 +290,7 @@ public struct FileProcessor: Sendable {
         guard content.passed else {
             throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
         }
-        report.sha256After = try Hashing.sha256(cleaned)
+        if options.digests { report.sha256After = try Hashing.sha256(cleaned) }
         report.bytesAfter = cleaned.size
     }
 

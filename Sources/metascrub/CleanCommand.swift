@@ -41,6 +41,9 @@ struct CleanCommand: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Copy (or leave) media that cannot be cleaned, such as camera raws, unchanged with a warning instead of failing.")
     var allowUncleaned: Bool?
 
+    @Flag(name: .long, help: "MP4/MOV: put the movie box before the sample data, so playback can start while downloading.")
+    var faststart = false
+
     @OptionGroup var options: ReportOptions
 
     func validate() throws {
@@ -59,7 +62,7 @@ struct CleanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try options.settings(WorkflowSettings(keepMtime: keepMtime, allowUncleaned: allowUncleaned))
-        let engine = try options.engine(settings)
+        let engine = try options.engine(settings, layout: LayoutOptions(faststart: faststart))
         if staged {
             let meter = options.progressMeter()
             let report = try await stagedClean(engine, settings, meter)

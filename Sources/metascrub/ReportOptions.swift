@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Metascrub
 import MetascrubCore
+import MetascrubFormats
 
 extension ReportFormat: ExpressibleByArgument {}
 
@@ -84,13 +85,16 @@ struct ReportOptions: ParsableArguments {
         }
     }
 
-    func engine(_ settings: WorkflowSettings) throws -> Engine {
+    func engine(_ settings: WorkflowSettings, layout: LayoutOptions = LayoutOptions()) throws -> Engine {
         try runUsage {
             let jobs = settings.jobs ?? Engine.defaultJobs
             guard jobs >= 1 else { throw CLIError.usage("--jobs must be at least 1") }
-            let options = ProcessingOptions(
+            var options = ProcessingOptions(
                 policy: try loadPolicy(settings.policy ?? BuiltinPolicies.defaultName), showValues: showValues,
                 keepModificationTime: settings.keepMtime ?? false, allowUncleaned: settings.allowUncleaned ?? false)
+            options.layout = layout
+            // Digests appear only in JSON; hashing every input and output is skipped when none is written.
+            options.digests = settings.format == .json || report?.hasSuffix(".json") == true
             return Engine(options: options, jobs: jobs)
         }
     }

@@ -12,7 +12,7 @@ final class AllFixturesRobustnessTests: XCTestCase {
     static let hangLimit = 60.0
 
     static var variantsPerFixture: Int {
-        Int(ProcessInfo.processInfo.environment["METASCRUB_ROBUST_VARIANTS"] ?? "") ?? 6
+        Int(ProcessInfo.processInfo.environment["METASCRUB_ROBUST_VARIANTS"] ?? "") ?? 20
     }
 
     /// `clean-ok` rows of Fixtures/MANIFEST.tsv.
@@ -65,7 +65,7 @@ final class AllFixturesRobustnessTests: XCTestCase {
             for (n, (what, bytes)) in Self.variants(of: [UInt8](data), count: Self.variantsPerFixture, seed: 0x5EED &+ UInt64(index)).enumerated() {
                 let input = dir.file("v-\(index)-\(n).\(ext)")
                 let output = dir.file("v-\(index)-\(n)-out.\(ext)")
-                FileManager.default.createFile(atPath: input, contents: Data(bytes))
+                _ = FileManager.default.createFile(atPath: input, contents: Data(bytes))
                 let start = DispatchTime.now().uptimeNanoseconds
                 let report = Run.clean(input, to: output)
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9

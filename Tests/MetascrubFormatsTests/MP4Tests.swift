@@ -123,6 +123,19 @@ final class MP4Tests: XCTestCase {
         }
     }
 
+    /// `--faststart` moves moov in front of mdat; every chunk offset follows and the frames stay the same.
+    func testFaststartMovesTheMovieBoxAndRepointsChunks() throws {
+        let tmp = TempDir()
+        let input = Fixture.path("mp4/gpmd.mp4"), output = tmp.file("faststart.mp4")
+        var options = ProcessingOptions(policy: Run.policy("strict"))
+        options.layout = LayoutOptions(faststart: true)
+        let report = FileProcessor(options: options).clean(InputFile(path: input, relative: "gpmd.mp4"), output: .file(output))
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        let top = try BoxReader(try FileByteSource(path: output), format: "MP4").topLevel().boxes.map { $0.type.description }
+        XCTAssertEqual(top, ["ftyp", "moov", "mdat"])
+        XCTAssertEqual(VideoOracle.frames(output), VideoOracle.frames(input))
+    }
+
     func testEveryMetadataFamilyIsItemised() {
         let keys = Set(fixtures.flatMap { Run.scan($0).findings.map(\.item.key) })
         for expected in ["mp4:udta/©xyz", "mp4:keys/com.apple.quicktime.location.ISO6709", "mp4:ilst/covr", "mp4:track/gpmd",

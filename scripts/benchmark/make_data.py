@@ -72,7 +72,7 @@ def base_png(base):
         return out
     log("base PNG (1920x1080 + text chunks)")
     tmp = out + ".tmp.png"
-    run("convert", "-seed", "11", "-size", "1920x1080", "plasma:tan-steelblue", "-define", "png:exclude-chunks=date,time", tmp)
+    run("convert", "-seed", "11", "-size", "1920x1080", "plasma:tan-steelblue", "-depth", "8", "-define", "png:exclude-chunks=date,time", tmp)
     exiftool("-PNG:Author=Bench Author", "-PNG:Comment=bench comment", "-PNG:Software=bench 1.0",
              "-PNG:Description=bench description", "-PNG:CreationTime=2021:07:14 10:11:12",
              "-IFD0:Make=Canon", "-IFD0:Model=Canon EOS BENCH", *GPS, *XMP, tmp)

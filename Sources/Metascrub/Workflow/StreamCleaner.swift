@@ -16,7 +16,7 @@ extension FileProcessor {
         var report = FileReport(path: path, status: .error)
         do {
             report.bytesBefore = source.size
-            report.sha256Before = try Hashing.sha256(source)
+            if options.digests { report.sha256Before = try Hashing.sha256(source) }
             switch try detect(source) {
             case .notMedia:
                 throw MetascrubError.unsupported(format: "unknown", reason: "not a recognised media file; nothing was written")

@@ -68,6 +68,12 @@ struct MP4Cleaner {
                 pieces.append(.copy(box))
             }
         }
+        if plan.layout.faststart, let moov = pieces.firstIndex(where: { if case .moov = $0 { true } else { false } }),
+           let firstData = pieces.firstIndex(where: { if case .copy(let b) = $0 { b.type == "mdat" } else if case .splice(let b, _) = $0 { b.type == "mdat" } else { false } }),
+           firstData < moov {
+            pieces.insert(pieces.remove(at: moov), at: firstData)
+            result.notes.append(Note(.info, code: "mp4-faststart", "the movie box was moved before the sample data (--faststart)"))
+        }
         if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) {
             pieces.append(.copy(Box(type: "    ", offset: trailer.lowerBound, size: Int64(trailer.count), headerSize: 0, sizeForm: .compact, path: "trailer")))
         }

@@ -21,14 +21,24 @@ public struct ScanOptions: Sendable {
     public init(includeValues: Bool = false) { self.includeValues = includeValues }
 }
 
+/// How the user wants the output laid out, where a format has a choice (not what to remove: that is policy).
+public struct LayoutOptions: Sendable, Equatable {
+    /// MP4/MOV: put the movie box before the sample data so playback can start while downloading.
+    public var faststart: Bool
+
+    public init(faststart: Bool = false) { self.faststart = faststart }
+}
+
 /// The policy's decisions, one per scanned item, and the policy's global settings.
 public struct CleanPlan: Sendable {
     public var findings: [Finding]
     public var policy: Policy
+    public var layout: LayoutOptions
 
-    public init(findings: [Finding], policy: Policy) {
+    public init(findings: [Finding], policy: Policy, layout: LayoutOptions = LayoutOptions()) {
         self.findings = findings
         self.policy = policy
+        self.layout = layout
     }
 
     public func disposition(_ index: Int) -> Disposition { findings[index].disposition }

@@ -28,7 +28,7 @@ public struct FormatEntry: Sendable {
 public enum FormatRegistry {
     static let notYet = "cleaning this format is not implemented yet"
     static let mp4Capabilities = Capabilities([
-        .exif: .remove, .xmp: .remove, .text: .remove, .embedded: .remove, .trailer: .remove, .tags: .remove, .timed: .remove,
+        .xmp: .remove, .text: .remove, .embedded: .remove, .trailer: .remove, .tags: .remove, .timed: .remove,
     ])
     static let rawReason = "camera raw files need their maker notes decoded to be cleaned safely; convert to DNG/JPEG/TIFF first"
 

@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Times metascrub against its peers and against `cp` on the data make_data.py generated.
+
+  run.py CACHE_DIR SCALE METASCRUB_BINARY MARKDOWN_OUT
+
+Every tool runs on the same files, with a warm page cache (everything is read once first), each on a
+fresh output folder or fresh copies when it edits in place; outputs are synced and deleted between runs
+(untimed) so one tool's write-back does not land in the next tool's time. Peak RSS comes from GNU time
+(`/usr/bin/time`, the %M field that `-v` prints as "Maximum resident set size").
+"""
+import datetime, glob, json, os, platform, shutil, subprocess, sys, tempfile, time
+
+CACHE, SCALE, MS, MD_OUT = sys.argv[1:5]
+DATA = os.path.join(CACHE, SCALE)
+WORK = os.path.join(CACHE, "run")
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPEAT = 20          # per-invocation timings (one file as its own process, --version)
+MAT2_SUBSET = {"jpeg": 50, "png": 20, "heic": 10}
+EXIFTOOL_SCAN_SUBSET = 200
+
+
+class Result:
+    def __init__(self, group, tool, files, wall, rss_mb, rc, note=""):
+        self.group, self.tool, self.files, self.wall, self.rss_mb, self.rc, self.note = group, tool, files, wall, rss_mb, rc, note
+
+    def as_dict(self):
+        return dict(group=self.group, tool=self.tool, files=self.files, wall=self.wall, rss_mb=self.rss_mb,
+                    rc=self.rc, note=self.note)
+
+
+RESULTS = []
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def timed(cmd, cwd=None, ok=(0,)):
+    """Runs cmd under GNU time; returns (wall seconds, peak RSS MB, exit status, stderr tail)."""
+    fd, rss_file = tempfile.mkstemp(prefix="bench-rss-")
+    os.close(fd)
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd, cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t0
+    try:
+        rss_kb = int(open(rss_file).read().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        rss_kb = 0
+    os.unlink(rss_file)
+    err = p.stderr.decode(errors="replace").strip().splitlines()
+    tail = err[-1][:160] if err else ""
+    if p.returncode not in ok:
+        log("  %s exited %d: %s" % (cmd[0], p.returncode, tail))
+    return wall, rss_kb / 1024, p.returncode, tail
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    subprocess.run(["sync"])
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def warm(paths):
+    """Reads every input once so all tools start with the same (warm) page cache."""
+    for path in paths:
+        with open(path, "rb") as f:
+            while f.read(1 << 22):
+                pass
+
+
+def add(group, tool, files, wall, rss, rc, note=""):
+    RESULTS.append(Result(group, tool, files, wall, rss, rc, note))
+    log("  %-30s %-34s %8.3f s  %7.1f MB%s" % (group, tool, wall, rss, ("  [" + note + "]") if note else ""))
+
+
+def copy_tree(src, dst):
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    subprocess.run(["sync"])
+    return sorted(glob.glob(os.path.join(dst, "*")))
+
+
+def batch_clean(kind, ext):
+    src = os.path.join(DATA, kind)
+    files = sorted(glob.glob(os.path.join(src, "*." + ext)))
+    n = len(files)
+    group = "%s clean (%d files)" % (kind.upper(), n)
+    log(group)
+    warm(files)
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, _ = timed(["cp", "-r", src, os.path.join(out, "cp")])
+    add(group, "cp -r (floor)", n, wall, rss, rc)
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, tail = timed([MS, "clean", src, "--output-dir", os.path.join(out, "ms"), "--quiet"])
+    cleaned = len(glob.glob(os.path.join(out, "ms", "*." + ext)))
+    add(group, "metascrub clean --output-dir", n, wall, rss, rc,
+        "" if rc == 0 and cleaned == n else "exit %d, %d/%d written: %s" % (rc, cleaned, n, tail))
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, tail = timed(["exiftool", "-q", "-q", "-m", "-all=", "-o", os.path.join(out, "et") + "/", src],
+                                ok=(0, 1))
+    add(group, "exiftool -all= (one process)", n, wall, rss, rc, "" if rc == 0 else "exit %d: %s" % (rc, tail))
+    copies = copy_tree(src, os.path.join(WORK, "copies"))
+    wall, rss, rc, tail = timed(["exiv2", "rm"] + copies, ok=(0, 1, 253))
+    add(group, "exiv2 rm (one process, copies)", n, wall, rss, rc, "" if rc == 0 else "exit %d: %s" % (rc, tail))
+    subset = MAT2_SUBSET[kind]
+    copies = copy_tree(src, os.path.join(WORK, "copies"))[:subset]
+    wall, rss, rc, tail = timed(["mat2", "--inplace"] + copies, ok=(0, 1))
+    note = "timed on %d files, x%d extrapolated" % (len(copies), n // len(copies))
+    add(group, "mat2 --inplace (copies)", n, wall * n / len(copies), rss, rc,
+        note if rc == 0 else note + "; exit %d: %s" % (rc, tail))
+    shutil.rmtree(os.path.join(WORK, "copies"), ignore_errors=True)
+    shutil.rmtree(os.path.join(WORK, "out"), ignore_errors=True)
+    return files
+
+
+def linearity(jpegs):
+    """metascrub clean on a tenth of the JPEGs; the full set's time is the batch row above."""
+    tenth = fresh(os.path.join(WORK, "tenth"))
+    for path in jpegs[:max(1, len(jpegs) // 10)]:
+        os.link(path, os.path.join(tenth, os.path.basename(path)))
+    out = fresh(os.path.join(WORK, "out"))
+    n = len(os.listdir(tenth))
+    wall, rss, rc, tail = timed([MS, "clean", tenth, "--output-dir", os.path.join(out, "ms"), "--quiet"])
+    add("JPEG clean, a tenth (%d files)" % n, "metascrub clean --output-dir", n, wall, rss, rc, "" if rc == 0 else tail)
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, _ = timed([MS, "scan", tenth, "--quiet"], ok=(0, 1))
+    add("JPEG scan, a tenth (%d files)" % n, "metascrub scan", n, wall, rss, rc)
+    shutil.rmtree(tenth, ignore_errors=True)
+
+
+def scan(jpegs):
+    src = os.path.join(DATA, "jpeg")
+    n = len(jpegs)
+    group = "JPEG scan (%d files)" % n
+    log(group)
+    warm(jpegs)
+    wall, rss, rc, tail = timed([MS, "scan", src, "--quiet"], ok=(0, 1))
+    add(group, "metascrub scan", n, wall, rss, rc, "" if rc in (0, 1) else tail)
+    wall, rss, rc, tail = timed([MS, "scan", src, "--json"], ok=(0, 1))
+    add(group, "metascrub scan --json", n, wall, rss, rc, "" if rc in (0, 1) else tail)
+    subset = jpegs[:min(n, EXIFTOOL_SCAN_SUBSET)]
+    wall, rss, rc, tail = timed(["exiftool", "-j", "-G1", "-a"] + subset, ok=(0, 1))
+    note = "" if len(subset) == n else "timed on %d files, x%d extrapolated" % (len(subset), n // len(subset))
+    add(group, "exiftool -j -G1 -a", n, wall * n / len(subset), rss, rc, note)
+
+
+def per_invocation(jpegs):
+    one = jpegs[0]
+    group = "one file, own process (mean of %d)" % REPEAT
+    log(group)
+    out = fresh(os.path.join(WORK, "out"))
+    target = os.path.join(out, "x.jpg")
+
+    def mean(cmd_for, before=None, ok=(0,)):
+        walls, rsss, rcs = [], [], set()
+        for _ in range(REPEAT):
+            if before:
+                before()
+            wall, rss, rc, _ = timed(cmd_for(), ok=ok)
+            walls.append(wall); rsss.append(rss); rcs.add(rc)
+        return sum(walls) / len(walls), max(rsss), max(rcs)
+
+    rm = lambda: os.path.exists(target) and os.unlink(target)
+    wall, rss, rc = mean(lambda: [MS, "clean", one, "--output", target, "--quiet"], rm)
+    add(group, "metascrub clean one.jpg --output", 1, wall, rss, rc)
+    wall, rss, rc = mean(lambda: ["exiftool", "-q", "-q", "-m", "-all=", "-o", target, one], rm)
+    add(group, "exiftool -all= -o one.jpg", 1, wall, rss, rc)
+    wall, rss, rc = mean(lambda: ["exiv2", "rm", target], lambda: shutil.copyfile(one, target))
+    add(group, "exiv2 rm one.jpg (a copy)", 1, wall, rss, rc)
+    wall, rss, rc = mean(lambda: [MS, "--version"])
+    add(group, "metascrub --version", 0, wall, rss, rc)
+    wall, rss, rc = mean(lambda: ["exiftool", "-ver"])
+    add(group, "exiftool -ver", 0, wall, rss, rc)
+
+
+def precommit(jpegs):
+    """20 photos staged in a fresh git repository; `metascrub scan --staged` is what the hook runs."""
+    group = "pre-commit: 20 staged photos (mean of 5)"
+    log(group)
+    repo = fresh(os.path.join(WORK, "repo"))
+    git = ["git", "-C", repo, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    for path in jpegs[:20]:
+        shutil.copyfile(path, os.path.join(repo, os.path.basename(path)))
+    subprocess.run(git + ["add", "."], check=True)
+    walls, rss, rcs = [], 0.0, set()
+    for _ in range(5):
+        wall, r, rc, tail = timed([MS, "scan", "--staged", "--quiet"], cwd=repo, ok=(0, 1))
+        walls.append(wall); rss = max(rss, r); rcs.add(rc)
+    add(group, "metascrub scan --staged", 20, sum(walls) / len(walls), rss, max(rcs),
+        "" if rcs <= {0, 1} else "exit %s: %s" % (sorted(rcs), tail))
+    walls = []
+    staged = [os.path.basename(p) for p in jpegs[:20]]
+    for _ in range(5):
+        wall, r, rc, _ = timed(["exiftool", "-q", "-q", "-if", "$GPSLatitude or $SerialNumber", "-p", "$FileName"] + staged,
+                               cwd=repo, ok=(0, 1, 2))
+        walls.append(wall)
+    add(group, "exiftool -if GPS/serial (same files)", 20, sum(walls) / len(walls), r, 0)
+    shutil.rmtree(repo, ignore_errors=True)
+
+
+def mp4():
+    big = os.path.join(DATA, "mp4", "big.mp4")
+    small = os.path.join(DATA, "mp4", "small.mp4")
+    mb = os.path.getsize(big) / 1e6
+    group = "MP4 clean (%.0f MB)" % mb
+    log(group)
+    warm([big, small])
+    out = fresh(os.path.join(WORK, "out"))
+    target = os.path.join(out, "x.mp4")
+    wall, rss, rc, _ = timed(["cp", big, target])
+    add(group, "cp (floor)", 1, wall, rss, rc)
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, tail = timed([MS, "clean", big, "--output", target, "--quiet"])
+    add(group, "metascrub clean --output", 1, wall, rss, rc, "" if rc == 0 else "exit %d: %s" % (rc, tail))
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, tail = timed(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", big, "-map", "0", "-c", "copy",
+                                 "-map_metadata", "-1", target])
+    add(group, "ffmpeg -map_metadata -1 -c copy", 1, wall, rss, rc, "" if rc == 0 else tail)
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, tail = timed(["exiftool", "-q", "-q", "-m", "-all=", "-o", target, big], ok=(0, 1))
+    add(group, "exiftool -all= -o", 1, wall, rss, rc, "" if rc == 0 else "exit %d: %s" % (rc, tail))
+    small_mb = os.path.getsize(small) / 1e6
+    group2 = "MP4 clean (%.0f MB, memory check)" % small_mb
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, _ = timed(["cp", small, target])
+    add(group2, "cp (floor)", 1, wall, rss, rc)
+    out = fresh(os.path.join(WORK, "out"))
+    wall, rss, rc, tail = timed([MS, "clean", small, "--output", target, "--quiet"])
+    add(group2, "metascrub clean --output", 1, wall, rss, rc, "" if rc == 0 else "exit %d: %s" % (rc, tail))
+    shutil.rmtree(os.path.join(WORK, "out"), ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+def first_line(cmd):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        return (p.stdout or p.stderr).strip().splitlines()[0]
+    except Exception as e:  # a missing tool is reported, not fatal
+        return "unavailable (%s)" % e.__class__.__name__
+
+
+def machine():
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    mem = next((l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal")), "0")
+    fs = subprocess.run(["df", "-T", DATA], capture_output=True, text=True).stdout.splitlines()[-1].split()[1]
+    flags = open("/proc/cpuinfo").read()
+    return {
+        "nproc": str(os.cpu_count()), "cpu": cpu + (" (SHA-NI)" if " sha_ni" in flags else ""),
+        "ram": "%.1f GiB" % (int(mem) / 1024 / 1024), "kernel": platform.release(), "filesystem": fs,
+        "swift": first_line(["swift", "--version"]), "metascrub": first_line([MS, "--version"]),
+        "exiftool": first_line(["exiftool", "-ver"]), "exiv2": first_line(["exiv2", "--version"]),
+        "mat2": first_line(["mat2", "--version"]), "ffmpeg": first_line(["ffmpeg", "-version"]),
+        "cp": first_line(["cp", "--version"]),
+    }
+
+
+def find(group_prefix, tool_prefix):
+    for r in RESULTS:
+        if r.group.startswith(group_prefix) and r.tool.startswith(tool_prefix):
+            return r
+    return None
+
+
+def table():
+    rows = []
+    header = ["benchmark", "tool", "files", "wall s", "files/s", "x cp", "x metascrub", "peak RSS MB", "note"]
+    for r in RESULTS:
+        floor = next((x for x in RESULTS if x.group == r.group and x.tool.startswith("cp")), None)
+        ms = next((x for x in RESULTS if x.group == r.group and x.tool.startswith("metascrub") and x is not r), None)
+        if r.tool.startswith("metascrub"):
+            ms = None
+        rows.append([r.group, r.tool, str(r.files) if r.files else "-", "%.3f" % r.wall,
+                     "%.0f" % (r.files / r.wall) if r.files and r.wall > 0 else "-",
+                     "%.2f" % (r.wall / floor.wall) if floor and floor.wall > 0 else "-",
+                     "%.2f" % (r.wall / ms.wall) if ms and ms.wall > 0 else "-",
+                     "%.1f" % r.rss_mb, r.note])
+    return header, rows
+
+
+def targets():
+    """The issue's targets, each with the measured figure; None when the figure is missing."""
+    out = []
+
+    def target(name, ok, figure):
+        out.append((name, "met" if ok else "MISSED", figure))
+
+    cp = find("JPEG clean (", "cp"); ms = find("JPEG clean (", "metascrub")
+    if cp and ms:
+        target("JPEG batch clean <= 1.5x cp -r", ms.wall <= 1.5 * cp.wall and ms.rc == 0,
+               "%.2fx (%.2f s vs %.2f s)" % (ms.wall / cp.wall, ms.wall, cp.wall))
+    one = find("one file", "metascrub clean")
+    if one:
+        target("one file as its own process < 20 ms", one.wall < 0.020 and one.rc == 0, "%.1f ms" % (one.wall * 1000))
+    s = find("JPEG scan (", "metascrub scan"); e = find("JPEG scan (", "exiftool")
+    if s and e:
+        target("scan >= 30x exiftool -j -G1 -a", e.wall / s.wall >= 30, "%.1fx (%.0f vs %.0f files/s)" %
+               (e.wall / s.wall, s.files / s.wall, e.files / e.wall))
+    cp = find("MP4 clean (", "cp"); ms = find("MP4 clean (", "metascrub")
+    if cp and ms and "memory" not in ms.group:
+        target("MP4 clean <= 1.3x cp", ms.wall <= 1.3 * cp.wall and ms.rc == 0,
+               "%.2fx (%.2f s vs %.2f s)" % (ms.wall / cp.wall, ms.wall, cp.wall))
+        target("MP4 clean peak RSS < 64 MB", ms.rss_mb < 64 and ms.rc == 0, "%.1f MB" % ms.rss_mb)
+        small = next((r for r in RESULTS if "memory" in r.group and r.tool.startswith("metascrub")), None)
+        if small:
+            target("MP4 peak RSS flat in file size", ms.rss_mb <= small.rss_mb * 1.25 + 4 and ms.rc == 0 and small.rc == 0,
+                   "%.1f MB (%s) vs %.1f MB (%s)" % (ms.rss_mb, ms.group[10:-1], small.rss_mb, small.group[10:].split(",")[0]))
+    pc = find("pre-commit", "metascrub")
+    if pc:
+        target("pre-commit check of 20 staged photos < 0.3 s", pc.wall < 0.3 and pc.rc in (0, 1), "%.3f s" % pc.wall)
+    v = find("one file", "metascrub --version")
+    if v:
+        target("metascrub --version < 20 ms", v.wall < 0.020, "%.1f ms" % (v.wall * 1000))
+    full = find("JPEG clean (", "metascrub"); tenth = find("JPEG clean, a tenth", "metascrub")
+    if full and tenth:
+        ratio = full.wall / tenth.wall
+        target("10x the files takes about 10x the time (clean)", 7.5 <= ratio <= 12.5,
+               "%.1fx the time for %.0fx the files (%.2f s / %.2f s)" % (ratio, full.files / tenth.files, full.wall, tenth.wall))
+    full = find("JPEG scan (", "metascrub scan"); tenth = find("JPEG scan, a tenth", "metascrub")
+    if full and tenth:
+        ratio = full.wall / tenth.wall
+        target("10x the files takes about 10x the time (scan)", 7.5 <= ratio <= 12.5,
+               "%.1fx the time for %.0fx the files (%.3f s / %.3f s)" % (ratio, full.files / tenth.files, full.wall, tenth.wall))
+    return out
+
+
+def render(load_before, load_after, started, data_bytes):
+    header, rows = table()
+    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
+    text = [" | ".join(h.ljust(w) for h, w in zip(header, widths)), "-+-".join("-" * w for w in widths)]
+    text += [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    text += ["", "targets (issue 9):"] + ["  %-50s %-7s %s" % t for t in targets()]
+    m = machine()
+    md = ["# Benchmarks", "",
+          "Written by `scripts/bench%s` on %s (UTC); %d s in all. Do not edit the measured sections by hand: run the" %
+          (" --quick" if SCALE == "quick" else "", started, time.time() - START),
+          "script again. The notes at the end come from `scripts/benchmark/findings.md`.", "",
+          "## Machine", "",
+          "| | |", "|---|---|"]
+    md += ["| %s | %s |" % (k, v) for k, v in m.items()]
+    md += ["| load average (1/5/15 min) before | %s |" % load_before, "| load average after | %s |" % load_after, "",
+           "A load average above the core count means other work shared the machine: wall times are then noisy,",
+           "and ratios between tools measured moments apart are more trustworthy than absolute figures.", "",
+           "## Data (`%s` set, %.2f GB, generated by `scripts/benchmark/make_data.py`)" % (SCALE, data_bytes / 1e9), "",
+           "12 MP JPEGs (EXIF, GPS, Canon-style maker note, IFD1 thumbnail, XMP, IPTC); 1920x1080 PNGs (tEXt/zTXt/iTXt,",
+           "eXIf, XMP); 12 MP HEICs (heif-enc, EXIF+XMP by exiftool); an H.264+AAC MP4 (x264 lossless, options SEI,",
+           "udta location, Apple mdta keys) looped to size with stream copy. Warm page cache.", "",
+           "## Results", "",
+           "`x cp`: wall time over the `cp` of the same files. `x metascrub`: a peer's wall time over metascrub's",
+           "(above 1: metascrub is faster). Extrapolated rows are marked.", "",
+           "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    md += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    md += ["", "## Targets (issue 9)", "", "| target | result | measured |", "|---|---|---|"]
+    md += ["| %s | %s | %s |" % t for t in targets()]
+    findings = os.path.join(HERE, "findings.md")
+    if os.path.exists(findings):
+        md += ["", open(findings).read().rstrip()]
+    return "\n".join(text), "\n".join(md) + "\n"
+
+
+START = time.time()
+
+
+def main():
+    started = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
+    load_before = " ".join(open("/proc/loadavg").read().split()[:3])
+    os.makedirs(WORK, exist_ok=True)
+    data_bytes = sum(os.path.getsize(p) for p in glob.glob(os.path.join(DATA, "*", "*")))
+    jpegs = batch_clean("jpeg", "jpg")
+    batch_clean("png", "png")
+    batch_clean("heic", "heic")
+    linearity(jpegs)
+    scan(jpegs)
+    per_invocation(jpegs)
+    precommit(jpegs)
+    mp4()
+    load_after = " ".join(open("/proc/loadavg").read().split()[:3])
+    text, md = render(load_before, load_after, started, data_bytes)
+    print(text)
+    with open(MD_OUT, "w") as f:
+        f.write(md)
+    with open(os.path.join(CACHE, "results-%s.json" % SCALE), "w") as f:
+        json.dump([r.as_dict() for r in RESULTS], f, indent=1)
+    log("wrote %s" % MD_OUT)
+
+
+if __name__ == "__main__":
+    main()
