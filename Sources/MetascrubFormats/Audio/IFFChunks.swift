@@ -65,10 +65,11 @@ struct IFFForm {
         guard formSize >= 4 else {
             throw MetascrubError.malformed(format: format, path: "form header", offset: 4, reason: "form size \(formSize) is too small")
         }
-        let formEnd = 8 + formSize
-        guard formEnd <= source.size else {
-            throw MetascrubError.truncated(format: format, path: "\(magic) form", offset: 4, needed: formEnd - source.size)
+        // Compared before adding: an RF64 ds64 size can be near 2^63, and 8 + it would trap.
+        guard formSize <= source.size - 8 else {
+            throw MetascrubError.truncated(format: format, path: "\(magic) form", offset: 4, needed: formSize - (source.size - 8))
         }
+        let formEnd = 8 + formSize
         var form = IFFForm(kind: kind, formType: formType, formEnd: formEnd, fileSize: source.size)
         var position: Int64 = 12
         // A writer may leave the pad byte of the last chunk out of the form size: accept one byte short.
@@ -86,8 +87,8 @@ struct IFFForm {
                 size = try largeSize(id: id, ds64: ds64, format: format, offset: position)
             }
             let chunk = Chunk(id: id, offset: position, size: size)
-            guard chunk.payloadOffset + size <= formEnd else {
-                throw MetascrubError.truncated(format: format, path: "\(id) chunk", offset: position, needed: chunk.payloadOffset + size - formEnd)
+            guard size <= formEnd - chunk.payloadOffset else {
+                throw MetascrubError.truncated(format: format, path: "\(id) chunk", offset: position, needed: size - (formEnd - chunk.payloadOffset))
             }
             form.chunks.append(chunk)
             position = min(chunk.paddedEnd, formEnd)

@@ -35,34 +35,9 @@ enum HEIFVerifier {
             compared += 1
         }
         method = "coded data, derivation inputs and rendering properties of \(compared) kept image item\(compared == 1 ? "" : "s") byte-identical"
-
-        let before: (width: Int, height: Int, sha256: String)
-        do {
-            before = try decodedDigest(original)
-        } catch {
-            return ContentCheck(method: method + "; the original does not decode with libheif 1.15, so decoded pixels were not compared", passed: true)
-        }
-        let after: (width: Int, height: Int, sha256: String)
-        do {
-            after = try decodedDigest(cleaned)
-        } catch {
-            return fail("the cleaned file no longer decodes (\(error))")
-        }
-        if after.sha256 != before.sha256 {
-            // libheif leaves tiles it cannot decode (damaged data) unfilled, so such an image decodes differently from
-            // run to run. When the original does not even match itself, only the coded data can be compared.
-            if let again = try? decodedDigest(original), again.sha256 != before.sha256 {
-                return ContentCheck(method: method + "; libheif decodes this damaged image differently from run to run, so decoded pixels were not compared",
-                                    passed: true)
-            }
-            return fail("the decoded primary image differs (\(after.width)×\(after.height), was \(before.width)×\(before.height))")
-        }
-        return ContentCheck(method: method + "; libheif-decoded primary image identical (transformations applied)", passed: true)
-    }
-
-    static func decodedDigest(_ source: any ByteSource) throws -> (width: Int, height: Int, sha256: String) {
-        if let file = source as? FileByteSource { return try HEIFDecoder.primaryDigest(path: file.path) }
-        return try HEIFDecoder.primaryDigest(bytes: try source.readAll())
+        // The same coded bytes, derivations and rendering properties decode to the same picture; decoding both
+        // (seconds for a 12 MP HEVC image) would prove nothing more.
+        return ContentCheck(method: method, passed: true)
     }
 
     /// The bytes of an item's rendering properties (and non-ICC `colr`), with their essential flags, in order.

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A cleaned file described as an ordered list of pieces: ranges copied unchanged from the source, and new
 /// bytes. Remuxers build the plan first (so sizes and offsets are known before anything is written), then
 /// write it in one pass; adjacent copies merge so kept image data moves in large blocks.
@@ -64,7 +68,11 @@ enum ByteComparison {
         let total = Int64(rangeA.count)
         while done < total {
             let n = Int(min(total - done, 1 << 20))
-            if try a.read(at: rangeA.lowerBound + done, count: n) != b.read(at: rangeB.lowerBound + done, count: n) { return false }
+            // memcmp: Array's `!=` compares element by element; it was half the CPU of a 100 MB MP4 clean
+            // (perf, issue 9).
+            let x = try a.read(at: rangeA.lowerBound + done, count: n)
+            let y = try b.read(at: rangeB.lowerBound + done, count: n)
+            if x.withUnsafeBytes({ px in y.withUnsafeBytes { py in memcmp(px.baseAddress!, py.baseAddress!, n) } }) != 0 { return false }
             done += Int64(n)
         }
         return true

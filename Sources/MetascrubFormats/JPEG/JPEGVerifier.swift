@@ -2,6 +2,10 @@
 import MetascrubCore
 import MetascrubNative
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Checks that a cleaned JPEG shows exactly what the original showed.
 enum JPEGVerifier {
     /// Remux: the frame, tables and entropy-coded data must be the same bytes in the same order.
@@ -20,7 +24,11 @@ enum JPEGVerifier {
             var done: Int64 = 0
             while done < n {
                 let count = Int(min(n - done, 1 << 20))
-                if try original.read(at: x.offset + done, count: count) != cleaned.read(at: y.offset + done, count: count) {
+                // memcmp: Array's `!=` compares element by element, 9% of a batch clean's CPU (perf, issue 9).
+                let a = try original.read(at: x.offset + done, count: count)
+                let b = try cleaned.read(at: y.offset + done, count: count)
+                let differ = a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in memcmp(pa.baseAddress!, pb.baseAddress!, count) != 0 } }
+                if differ {
                     return ContentCheck(method: method, passed: false, detail: "\(x.name) at \(x.offset) differs")
                 }
                 done += Int64(count)

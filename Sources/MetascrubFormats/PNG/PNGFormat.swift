@@ -129,8 +129,9 @@ public struct PNGFormat: FormatHandler {
                 return ContentCheck(method: method, passed: false, detail: "\(x.type) chunk at \(x.offset) differs")
             }
         }
-        return try decodedPixels(original: original, orientation: 1, cleaned: cleaned, header: before.structure.header,
-                                 method: method + "; decoded pixels identical")
+        // Identical image and colour chunks decode to identical pixels: decoding both (a quarter of a second for a
+        // full-HD image) would prove nothing more.
+        return ContentCheck(method: method, passed: true)
     }
 
     private func imageChunks(_ layout: PNGLayout) -> [PNGStructure.Chunk] {

@@ -184,7 +184,8 @@ enum TIFFScanner {
                     guard offset <= UInt64(structure.fileSize), count <= UInt64(structure.fileSize),
                           Int64(offset) + Int64(count) <= structure.fileSize else {
                         throw MetascrubError.truncated(format: structure.format, path: "\(path) image data", offset: Int64(clamping: offset),
-                                                       needed: Int64(clamping: offset) + Int64(clamping: count) - structure.fileSize)
+                                                       // Saturating: a crafted offset and count near 2^64 must not trap.
+                                                       needed: Int64(clamping: offset.addingReportingOverflow(count).overflow ? UInt64.max : offset + count) - structure.fileSize)
                     }
                     return Int64(offset)..<Int64(offset) + Int64(count)
                 }

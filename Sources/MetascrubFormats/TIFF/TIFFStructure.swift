@@ -117,9 +117,11 @@ struct TIFFStructure {
             let byteCount = Int64(n) * unit
             let valueOffset = byteCount <= inlineCapacity ? tableStart + Int64(fieldAt)
                 : (isBig ? Int64(clamping: Self.u64(order, table, fieldAt)) : Int64(order.u32(table, fieldAt)))
-            guard valueOffset >= 0, valueOffset + byteCount <= fileSize else {
+            // Subtracting, not adding: a BigTIFF offset can be near 2^63 (byteCount ≤ fileSize was checked above).
+            guard valueOffset >= 0, valueOffset <= fileSize - byteCount else {
+                let past = (valueOffset - fileSize).addingReportingOverflow(byteCount)
                 throw MetascrubError.truncated(format: format, path: "\(path)/\(String(format4hex: tag))", offset: valueOffset,
-                                               needed: valueOffset + byteCount - fileSize)
+                                               needed: past.overflow ? Int64.max : past.partialValue)
             }
             entries.append(Entry(tag: tag, type: type, count: n, valueOffset: valueOffset, byteCount: byteCount))
         }
