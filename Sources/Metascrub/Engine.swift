@@ -46,7 +46,32 @@ public struct Engine: Sendable {
             }
             return processor.clean(file, output: output)
         }
-        return makeReport(.clean, reports)
+        return makeReport(.clean, flushNewOutputs(reports, output))
+    }
+
+    /// New outputs are not fsynced one by one (a per-file fsync made batches disk-bound); one syncfs at the end
+    /// makes them durable before the run reports success. If it fails, no written file is reported as cleaned.
+    private func flushNewOutputs(_ reports: [FileReport], _ output: OutputMode) -> [FileReport] {
+        let root: String
+        switch output {
+        case .directory(let dir): root = dir
+        case .file(let path): root = Paths.directory(of: path)
+        case .inPlace: return reports
+        }
+        guard reports.contains(where: { $0.output != nil }) else { return reports }
+        do {
+            try options.fileSystem.syncFileSystem(containing: root)
+            return reports
+        } catch {
+            let failure = (error as? MetascrubError) ?? .io(operation: "syncfs", path: root, errno: EIO)
+            return reports.map { report in
+                guard report.output != nil else { return report }
+                var failed = report
+                failed.status = .error
+                failed.error = ErrorInfo(failure)
+                return failed
+            }
+        }
     }
 
     /// With several inputs mirrored into one folder, two files can map to one output path (`a/x.jpg` and

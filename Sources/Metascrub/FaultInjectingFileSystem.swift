@@ -13,7 +13,7 @@ import Glibc
 public final class FaultInjectingFileSystem: FileSystem {
     public enum Operation: String, Sendable, CaseIterable {
         case openForReading, createTemporary, write, copyRange, fsync, rename, syncDirectory, makeDirectories
-        case openForAttributes, setMode, setTimes, entries, unlink
+        case openForAttributes, setMode, setTimes, entries, unlink, syncFileSystem
     }
 
     public struct Fault: Sendable, Equatable {
@@ -135,4 +135,9 @@ public final class FaultInjectingFileSystem: FileSystem {
     }
 
     public func linkStatus(_ path: String) -> stat? { base.linkStatus(path) }
+
+    public func syncFileSystem(containing path: String) throws {
+        try check(.syncFileSystem, "syncfs", path)
+        try base.syncFileSystem(containing: path)
+    }
 }

@@ -12,6 +12,9 @@ import Glibc
 /// (stat, opendir, realpath) still calls the system directly: it never writes, and its failures are reported
 /// per entry.
 public protocol FileSystem: Sendable {
+    /// Flushes every file written to the file system holding `path` (syncfs): once per batch, for new outputs,
+    /// which are not fsynced one by one (see AtomicWriter).
+    func syncFileSystem(containing path: String) throws
     /// Opens an input read-only.
     func openForReading(_ path: String) throws -> FileByteSource
     /// Creates a new, empty temp file (mode 0600) in `directory`; returns its descriptor and path.
@@ -132,6 +135,13 @@ public struct PosixFileSystem: FileSystem {
 
     public func unlink(_ path: String) { _ = Glibc.unlink(path) }
 
+    public func syncFileSystem(containing path: String) throws {
+        let fd = open(path.isEmpty ? "." : path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw MetascrubError.io(operation: "open", path: path, errno: errno) }
+        defer { _ = Glibc.close(fd) }
+        if ms_syncfs(fd) != 0 { throw MetascrubError.io(operation: "syncfs", path: path, errno: errno) }
+    }
+
     public func syncDirectory(_ path: String) throws {
         let fd = open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw MetascrubError.io(operation: "open directory", path: path, errno: errno) }
@@ -188,3 +198,8 @@ enum Paths {
     }
 }
 
+
+extension FileSystem {
+    /// File systems that do not write (test doubles) have nothing to flush.
+    public func syncFileSystem(containing path: String) throws {}
+}

@@ -36,7 +36,9 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(fileReport.status, .error, file: file, line: line)
         XCTAssertEqual(fileReport.error?.code, "io", "\(fileReport.error?.message ?? "no error")", file: file, line: line)
         if let message { XCTAssertTrue(fileReport.error?.message.contains(message) ?? false, "\(fileReport.error?.message ?? "")", file: file, line: line) }
-        XCTAssertNil(fileReport.output, "a failed file must not name an output", file: file, line: line)
+        if !replacedIsAllowed {
+            XCTAssertNil(fileReport.output, "a failed file must not name an output", file: file, line: line)
+        }
 
         let now = FileManager.default.contents(atPath: input)
         if replacedIsAllowed {
@@ -96,6 +98,11 @@ final class FaultInjectionTests: XCTestCase {
 
     func testFullDiskWritingIntoAnOutputFolder() async {
         await assertFailsSafely([Fault(.write, errno: ENOSPC)], mode: "dir")
+    }
+
+    /// New outputs are flushed once at the end (syncfs); if that fails, no output is reported as cleaned.
+    func testFailedFinalSyncOfNewOutputs() async {
+        await assertFailsSafely([Fault(.syncFileSystem, errno: EIO)], mode: "dir", replacedIsAllowed: true, message: "syncfs")
     }
 
     func testFailedFolderCreationForAnOutputFolder() async {
