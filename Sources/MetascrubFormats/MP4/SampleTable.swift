@@ -47,6 +47,8 @@ struct SampleTable: Sendable {
             let count = Int(try s.u32("sample count"))
             guard Int64(count) <= fileSize else { throw s.malformed("\(count) samples in a \(fileSize)-byte file") }
             if constant != 0 {
+                // The samples must fit in the file, which bounds what a hostile count can make us allocate.
+                guard Int64(count) <= fileSize / constant else { throw s.malformed("\(count) samples of \(constant) bytes do not fit in the file") }
                 table.sampleSizes = Array(repeating: constant, count: count)
             } else {
                 guard count <= s.remaining / 4 else { throw s.malformed("\(count) sample sizes do not fit in the box") }
