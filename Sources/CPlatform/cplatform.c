@@ -16,7 +16,3 @@ int ms_terminal_columns(int fd) {
     if (ioctl(fd, TIOCGWINSZ, &ws) != 0) return 0;
     return ws.ws_col;
 }
-
-int ms_syncfs(int fd) {
-    return syncfs(fd);
-}

@@ -24,8 +24,8 @@ struct AtomicWriter {
         // Replacing an existing file (in place, or an earlier output) is made durable first: fsync of the
         // temp file before the rename and of the folder after. A brand-new file has nothing to lose in a
         // crash, and a per-file fsync made a batch into a fresh output folder disk-bound (60% of its wall
-        // time on the benchmark, docs/benchmarks.md); new files are flushed together by one syncfs at the end of
-        // the batch (Engine.flushNewOutputs) before the run reports them cleaned.
+        // time on the benchmark, docs/benchmarks.md); new files are fsynced together at the end of the batch
+        // (Engine.flushNewOutputs), when write-back has mostly done the work, before the run reports them cleaned.
         let replacing = access(target, F_OK) == 0
         let (fd, temp) = try fs.createTemporary(in: directory, hint: Paths.basename(target))
         var committed = false

@@ -49,21 +49,17 @@ public struct Engine: Sendable {
         return makeReport(.clean, flushNewOutputs(reports, output))
     }
 
-    /// New outputs are not fsynced one by one (a per-file fsync made batches disk-bound); one syncfs at the end
-    /// makes them durable before the run reports success. If it fails, no written file is reported as cleaned.
+    /// New outputs are not fsynced one by one as they are written (that made batches disk-bound); they are all
+    /// fsynced at the end, before the run reports them cleaned. If that fails, none is reported as cleaned.
     private func flushNewOutputs(_ reports: [FileReport], _ output: OutputMode) -> [FileReport] {
-        let root: String
-        switch output {
-        case .directory(let dir): root = dir
-        case .file(let path): root = Paths.directory(of: path)
-        case .inPlace: return reports
-        }
-        guard reports.contains(where: { $0.output != nil }) else { return reports }
+        if case .inPlace = output { return reports }
+        let written = reports.compactMap { $0.status == .cleaned || $0.status == .clean ? $0.output : nil }
+        guard !written.isEmpty else { return reports }
         do {
-            try options.fileSystem.syncFileSystem(containing: root)
+            try options.fileSystem.flush(written)
             return reports
         } catch {
-            let failure = (error as? MetascrubError) ?? .io(operation: "syncfs", path: root, errno: EIO)
+            let failure = (error as? MetascrubError) ?? .io(operation: "fsync", path: written[0], errno: EIO)
             return reports.map { report in
                 guard report.output != nil else { return report }
                 var failed = report

@@ -13,7 +13,7 @@ import Glibc
 public final class FaultInjectingFileSystem: FileSystem {
     public enum Operation: String, Sendable, CaseIterable {
         case openForReading, createTemporary, write, copyRange, fsync, rename, syncDirectory, makeDirectories
-        case openForAttributes, setMode, setTimes, entries, unlink, syncFileSystem
+        case openForAttributes, setMode, setTimes, entries, unlink, flush
     }
 
     public struct Fault: Sendable, Equatable {
@@ -136,8 +136,8 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     public func linkStatus(_ path: String) -> stat? { base.linkStatus(path) }
 
-    public func syncFileSystem(containing path: String) throws {
-        try check(.syncFileSystem, "syncfs", path)
-        try base.syncFileSystem(containing: path)
+    public func flush(_ paths: [String]) throws {
+        try check(.flush, "fsync", paths.first ?? "")
+        try base.flush(paths)
     }
 }

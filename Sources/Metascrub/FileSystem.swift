@@ -12,9 +12,9 @@ import Glibc
 /// (stat, opendir, realpath) still calls the system directly: it never writes, and its failures are reported
 /// per entry.
 public protocol FileSystem: Sendable {
-    /// Flushes every file written to the file system holding `path` (syncfs): once per batch, for new outputs,
-    /// which are not fsynced one by one (see AtomicWriter).
-    func syncFileSystem(containing path: String) throws
+    /// Flushes finished files and their folders to disk (fsync each): once per batch, for new outputs, which are
+    /// not fsynced one by one as they are written (see AtomicWriter).
+    func flush(_ paths: [String]) throws
     /// Opens an input read-only.
     func openForReading(_ path: String) throws -> FileByteSource
     /// Creates a new, empty temp file (mode 0600) in `directory`; returns its descriptor and path.
@@ -135,11 +135,15 @@ public struct PosixFileSystem: FileSystem {
 
     public func unlink(_ path: String) { _ = Glibc.unlink(path) }
 
-    public func syncFileSystem(containing path: String) throws {
-        let fd = open(path.isEmpty ? "." : path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw MetascrubError.io(operation: "open", path: path, errno: errno) }
-        defer { _ = Glibc.close(fd) }
-        if ms_syncfs(fd) != 0 { throw MetascrubError.io(operation: "syncfs", path: path, errno: errno) }
+    public func flush(_ paths: [String]) throws {
+        // After the whole batch is written, so write-back has had time to run and each fsync waits for little.
+        for path in paths {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw MetascrubError.io(operation: "open to fsync", path: path, errno: errno) }
+            defer { _ = Glibc.close(fd) }
+            if Glibc.fsync(fd) != 0 { throw MetascrubError.io(operation: "fsync", path: path, errno: errno) }
+        }
+        for folder in Set(paths.map { Paths.directory(of: $0) }).sorted() { try syncDirectory(folder) }
     }
 
     public func syncDirectory(_ path: String) throws {
@@ -201,5 +205,5 @@ enum Paths {
 
 extension FileSystem {
     /// File systems that do not write (test doubles) have nothing to flush.
-    public func syncFileSystem(containing path: String) throws {}
+    public func flush(_ paths: [String]) throws {}
 }

@@ -100,9 +100,9 @@ final class FaultInjectionTests: XCTestCase {
         await assertFailsSafely([Fault(.write, errno: ENOSPC)], mode: "dir")
     }
 
-    /// New outputs are flushed once at the end (syncfs); if that fails, no output is reported as cleaned.
+    /// New outputs are fsynced together at the end; if that fails, no output is reported as cleaned.
     func testFailedFinalSyncOfNewOutputs() async {
-        await assertFailsSafely([Fault(.syncFileSystem, errno: EIO)], mode: "dir", replacedIsAllowed: true, message: "syncfs")
+        await assertFailsSafely([Fault(.flush, errno: EIO)], mode: "dir", replacedIsAllowed: true, message: "fsync")
     }
 
     func testFailedFolderCreationForAnOutputFolder() async {

@@ -8,9 +8,6 @@
 /// copy_file_range(2): copies in the kernel; returns bytes copied or -1 with errno set.
 ssize_t ms_copy_file_range(int fd_in, long long *off_in, int fd_out, size_t len);
 
-/// syncfs(2) (a GNU extension Swift's Glibc module does not show): flushes the file system holding fd.
-int ms_syncfs(int fd);
-
 /// The width of the terminal on `fd` in columns (TIOCGWINSZ, an ioctl Swift cannot call: it is variadic),
 /// or 0 when `fd` is not a terminal.
 int ms_terminal_columns(int fd);
