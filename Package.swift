@@ -31,6 +31,7 @@ let package = Package(
         // reach it through dlopen on first use (see NativeLibraries.swift).
         systemLibrary("CFFmpeg", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
+        systemLibrary("CNettle", pkgConfig: "nettle", apt: ["nettle-dev"]),
         // exiv2 is C++: a small C API over it, every call inside try/catch.
         .target(
             name: "CExiv2Bridge",
@@ -52,7 +53,7 @@ let package = Package(
         .target(
             name: "Metascrub",
             dependencies: [
-                "MetascrubCore", "MetascrubFormats", "MetascrubNative", "CPlatform", .product(name: "Yams", package: "Yams"),
+                "MetascrubCore", "MetascrubFormats", "MetascrubNative", "CPlatform", "CNettle", .product(name: "Yams", package: "Yams"),
             ]
         ),
 

@@ -26,7 +26,7 @@ struct AtomicWriter {
         // crash, and a per-file fsync made a batch into a fresh output folder disk-bound (60% of its wall
         // time on the benchmark, docs/benchmarks.md); new files are fsynced together at the end of the batch
         // (Engine.flushNewOutputs), when write-back has mostly done the work, before the run reports them cleaned.
-        let replacing = access(target, F_OK) == 0
+        let replacing = fs.linkStatus(target) != nil
         let (fd, temp) = try fs.createTemporary(in: directory, hint: Paths.basename(target))
         var committed = false
         defer { if !committed { fs.unlink(temp) } }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CPlatform
+import CNettle
 import MetascrubCore
 import MetascrubFormats
 
@@ -8,28 +8,37 @@ import Glibc
 #endif
 
 enum Hashing {
-    /// SHA-256 of a whole source. Files are hashed in C (SHA-NI where the CPU has it) straight from the
-    /// descriptor into one reused buffer: the pure-Swift digest plus a fresh 4 MiB array per block cost
-    /// more than the rest of cleaning a large video (profile in docs/benchmarks.md).
+    /// SHA-256 of a whole source, by Nettle (SHA extensions where the CPU has them). Files are read straight from
+    /// the descriptor into one reused buffer: the pure-Swift digest plus a fresh array per block cost more than
+    /// the rest of cleaning a large video (profile in docs/benchmarks.md).
     static func sha256(_ source: any ByteSource) throws -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        if let fd = source.fileDescriptor {
-            let status = digest.withUnsafeMutableBufferPointer { ms_sha256_fd(fd, 0, source.size, $0.baseAddress!) }
-            if status != 0 {
-                let path = (source as? FileByteSource)?.path ?? "input"
-                throw MetascrubError.io(operation: "read", path: path, errno: errno)
-            }
-            return SHA256.hexString(digest)
-        }
-        var ctx = ms_sha256_ctx()
-        ms_sha256_init(&ctx)
+        var ctx = sha256_ctx()
+        nettle_sha256_init(&ctx)
+        let block = 1 << 20
         var offset: Int64 = 0
-        while offset < source.size {
-            let n = Int(min(source.size - offset, 1 << 22))
-            try source.read(at: offset, count: n).withUnsafeBytes { ms_sha256_update(&ctx, $0.baseAddress, $0.count) }
-            offset += Int64(n)
+        if let fd = source.fileDescriptor {
+            var buffer = [UInt8](repeating: 0, count: block)
+            while offset < source.size {
+                let want = Int(min(source.size - offset, Int64(block)))
+                let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset)) }
+                guard n > 0 else {
+                    let path = (source as? FileByteSource)?.path ?? "input"
+                    throw MetascrubError.io(operation: "read", path: path, errno: n == 0 ? EIO : errno)
+                }
+                buffer.withUnsafeBytes { nettle_sha256_update(&ctx, n, $0.baseAddress?.assumingMemoryBound(to: UInt8.self)) }
+                offset += Int64(n)
+            }
+        } else {
+            while offset < source.size {
+                let n = Int(min(source.size - offset, Int64(block)))
+                try source.read(at: offset, count: n).withUnsafeBytes {
+                    nettle_sha256_update(&ctx, n, $0.baseAddress?.assumingMemoryBound(to: UInt8.self))
+                }
+                offset += Int64(n)
+            }
         }
-        digest.withUnsafeMutableBufferPointer { ms_sha256_final(&ctx, $0.baseAddress!) }
+        var digest = [UInt8](repeating: 0, count: 32)
+        digest.withUnsafeMutableBufferPointer { nettle_sha256_digest(&ctx, 32, $0.baseAddress) }
         return SHA256.hexString(digest)
     }
 }

@@ -45,42 +45,6 @@ public enum HEIFDecoder {
         try decodePrimary(.memory(bytes), applyTransformations: applyTransformations)
     }
 
-    /// A digest of the primary image as decoded in its own colour space and bit depth (every plane, no colour
-    /// conversion), with transformations applied: equal digests mean identical displayed samples.
-    public static func primaryDigest(path: String) throws -> (width: Int, height: Int, sha256: String) {
-        try primaryDigest(.path(path))
-    }
-
-    public static func primaryDigest(bytes: [UInt8]) throws -> (width: Int, height: Int, sha256: String) {
-        try primaryDigest(.memory(bytes))
-    }
-
-    static func primaryDigest(_ input: Input) throws -> (width: Int, height: Int, sha256: String) {
-        try withPrimaryImage(input, colorspace: heif_colorspace_undefined, chroma: heif_chroma_undefined,
-                             applyTransformations: true) { image in
-            var hasher = SHA256()
-            var size = (0, 0)
-            let channels = [heif_channel_Y, heif_channel_Cb, heif_channel_Cr, heif_channel_R, heif_channel_G, heif_channel_B,
-                            heif_channel_Alpha, heif_channel_interleaved]
-            hasher.update([UInt8(truncatingIfNeeded: heif_image_get_colorspace(image).rawValue),
-                           UInt8(truncatingIfNeeded: heif_image_get_chroma_format(image).rawValue)])
-            for channel in channels where heif_image_has_channel(image, channel) != 0 {
-                let width = Int(heif_image_get_width(image, channel)), height = Int(heif_image_get_height(image, channel))
-                let bits = Int(heif_image_get_bits_per_pixel(image, channel))
-                var stride: Int32 = 0
-                guard width > 0, height > 0, bits > 0, let plane = heif_image_get_plane_readonly(image, channel, &stride) else { continue }
-                if size == (0, 0) || channel == heif_channel_Y || channel == heif_channel_interleaved { size = (width, height) }
-                let rowBytes = (width * bits + 7) / 8
-                hasher.update([UInt8(truncatingIfNeeded: channel.rawValue), UInt8(truncatingIfNeeded: bits)])
-                hasher.update(withUnsafeBytes(of: Int64(width).bigEndian) { Array($0) } + withUnsafeBytes(of: Int64(height).bigEndian) { Array($0) })
-                for y in 0..<height {
-                    hasher.update(UnsafeBufferPointer(start: plane + y * Int(stride), count: rowBytes))
-                }
-            }
-            return (size.0, size.1, SHA256.hexString(hasher.finalize()))
-        }
-    }
-
     // MARK: - Plumbing
 
     enum Input {

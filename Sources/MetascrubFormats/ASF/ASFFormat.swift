@@ -319,7 +319,7 @@ public struct ASFFormat: FormatHandler {
         guard before.core == after.core, !before.core.isEmpty else {
             return ContentCheck(method: method, passed: false, detail: "object layout changed")
         }
-        for r in before.core where try !ByteComparison.equal(original, r, cleaned, r) {
+        if let r = try ByteComparison.firstDifference(original, cleaned, at: before.core) {
             return ContentCheck(method: method, passed: false, detail: "object at \(r.lowerBound) differs")
         }
         return ContentCheck(method: method, passed: true)

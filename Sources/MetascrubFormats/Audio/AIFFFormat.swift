@@ -3,9 +3,7 @@ import MetascrubCore
 
 /// AIFF and AIFF-C (FORM AIFF/AIFC, big-endian): NAME, AUTH, (c), ANNO, COMT, APPL, ID3 and XMP chunks go per
 /// policy; COMM, SSND, FVER, MARK (loop markers), INST, AESD and CHAN are kept byte for byte.
-public struct AIFFFormat: FormatHandler {
-    public init() {}
-
+enum AIFFFormat {
     static let structure: Set<String> = ["COMM", "SSND", "FVER", "MARK", "INST", "AESD", "CHAN"]
 
     static let audio = IFFAudio(format: "AIFF", namespace: "aiff", forms: ["AIFF", "AIFC"]) { id in
@@ -26,19 +24,5 @@ public struct AIFFFormat: FormatHandler {
             return .item(key: "aiff:chunk:\(name)", category: NameClassifier.category(of: name, otherwise: .content),
                          detail: "unknown \(name) chunk", unknown: true)
         }
-    }
-
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        try Self.audio.scan(input, options: options)
-    }
-
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        try Self.audio.clean(input, scan: scan, plan: plan, to: output)
-    }
-
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        try Self.audio.verifyContent(original: original, originalScan: originalScan, cleaned: cleaned, cleanedScan: cleanedScan)
     }
 }

@@ -111,13 +111,7 @@ public struct FLACFormat: FormatHandler {
             throw MetascrubError.verificationFailed(reason: "FLAC cleaner was given another format's scan")
         }
         var out = OutputPlan()
-        for tag in layout.leading {
-            switch tag.rebuild(keeps: plan.keeps) {
-            case .unchanged: out.copy(tag.fileRange)
-            case .drop: break
-            case .replace(let bytes): out.append(bytes)
-            }
-        }
+        out.append(leading: layout.leading, keeps: plan.keeps)
         out.copy(layout.magic..<layout.magic + 4)
         // Each kept block: its type, and either its payload range or new bytes.
         enum Payload { case copy(Range<Int64>), bytes([UInt8]) }

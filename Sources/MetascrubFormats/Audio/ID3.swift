@@ -192,3 +192,17 @@ struct ID3Tag {
         return .replace([0x49, 0x44, 0x33, major, revision, 0] + ID3Tag.syncsafeBytes(frameBytes.count) + frameBytes)
     }
 }
+
+extension OutputPlan {
+    /// ID3v2 tags in front of the audio (MP3, and FLAC files that carry one), each copied, dropped or rebuilt
+    /// with its kept frames.
+    mutating func append(leading tags: [ID3Tag], keeps: (Int) -> Bool) {
+        for tag in tags {
+            switch tag.rebuild(keeps: keeps) {
+            case .unchanged: copy(tag.fileRange)
+            case .drop: break
+            case .replace(let bytes): append(bytes)
+            }
+        }
+    }
+}

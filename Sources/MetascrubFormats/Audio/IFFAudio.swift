@@ -243,3 +243,12 @@ struct IFFAudio {
         return ContentCheck(method: method, passed: true)
     }
 }
+
+/// WAV and AIFF differ only in their chunk tables (`WAVFormat.audio`, `AIFFFormat.audio`): the engine is the handler.
+extension IFFAudio: FormatHandler {
+    func verifyContent(
+        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+    ) throws -> ContentCheck {
+        try verifyContent(original: original, originalScan: originalScan, cleaned: cleaned, cleanedScan: cleanedScan)
+    }
+}

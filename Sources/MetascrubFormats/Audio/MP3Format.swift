@@ -98,13 +98,7 @@ public struct MP3Format: FormatHandler {
             throw MetascrubError.verificationFailed(reason: "MP3 cleaner was given another format's scan")
         }
         var out = OutputPlan()
-        for tag in layout.leading {
-            switch tag.rebuild(keeps: plan.keeps) {
-            case .unchanged: out.copy(tag.fileRange)
-            case .drop: break
-            case .replace(let bytes): out.append(bytes)
-            }
-        }
+        out.append(leading: layout.leading, keeps: plan.keeps)
         // Zero padding between the tags and the first frame is dropped; unknown bytes there go unless kept.
         if let junk = layout.junk, let item = layout.junkItem, plan.keeps(item) { out.copy(junk) }
         if let lame = layout.lame, let item = layout.lameItem, !plan.keeps(item) {

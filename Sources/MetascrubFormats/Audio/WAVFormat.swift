@@ -4,9 +4,7 @@ import MetascrubCore
 /// WAV (RIFF WAVE) and RF64/BW64: LIST/INFO (each subchunk an item), bext, iXML, _PMX (XMP), id3/ID3, cart,
 /// DISP, axml and unknown chunks go per policy; JUNK/PAD filler goes; fmt, fact, data, cue, smpl, inst, plst,
 /// chna and ds64 are kept byte for byte.
-public struct WAVFormat: FormatHandler {
-    public init() {}
-
+enum WAVFormat {
     static let structure: Set<String> = ["fmt ", "fact", "data", "cue ", "smpl", "inst", "plst", "chna", "ds64"]
     static let filler: Set<String> = ["JUNK", "junk", "PAD ", "pad ", "FLLR", "fllr"]
 
@@ -28,19 +26,5 @@ public struct WAVFormat: FormatHandler {
             return .item(key: "riff:chunk:\(name)", category: NameClassifier.category(of: name, otherwise: .content),
                          detail: "unknown \(name) chunk", unknown: true)
         }
-    }
-
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        try Self.audio.scan(input, options: options)
-    }
-
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        try Self.audio.clean(input, scan: scan, plan: plan, to: output)
-    }
-
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        try Self.audio.verifyContent(original: original, originalScan: originalScan, cleaned: cleaned, cleanedScan: cleanedScan)
     }
 }

@@ -77,4 +77,29 @@ enum ByteComparison {
         }
         return true
     }
+
+    /// Equality of two same-sized ranges, ignoring the bytes that lie in `holes` (original offsets, sorted): the
+    /// places a cleaner overwrote on purpose, such as neutralised SEI payloads.
+    static func equal(_ a: any ByteSource, _ x: Range<Int64>, _ b: any ByteSource, _ y: Range<Int64>, skipping holes: [Range<Int64>]) throws -> Bool {
+        guard x.count == y.count else { return false }
+        var at = x.lowerBound
+        for hole in holes where hole.overlaps(x) {
+            if hole.lowerBound > at, try !equal(a, at..<hole.lowerBound, b, shifted(at..<hole.lowerBound, x, y)) { return false }
+            at = max(at, hole.upperBound)
+        }
+        guard at < x.upperBound else { return true }
+        return try equal(a, at..<x.upperBound, b, shifted(at..<x.upperBound, x, y))
+    }
+
+    /// `r` (inside `x`) moved to where `x` starts in `y`.
+    private static func shifted(_ r: Range<Int64>, _ x: Range<Int64>, _ y: Range<Int64>) -> Range<Int64> {
+        let d = y.lowerBound - x.lowerBound
+        return (r.lowerBound + d)..<(r.upperBound + d)
+    }
+
+    /// The first range whose bytes differ between two files at the same offsets (cleaners that overwrite in place
+    /// move nothing), or nil when all are equal.
+    static func firstDifference(_ a: any ByteSource, _ b: any ByteSource, at ranges: [Range<Int64>]) throws -> Range<Int64>? {
+        try ranges.first { try !equal(a, $0, b, $0) }
+    }
 }

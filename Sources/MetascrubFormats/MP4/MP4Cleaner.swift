@@ -30,7 +30,8 @@ struct MP4Cleaner {
     mutating func run(to output: any OutputSink) throws -> CleanResult {
         try decide()
         let keptTracks = layout.tracks.filter { !removedTracks.contains($0.id) }
-        for track in keptTracks where !track.selfContained && track.samples.chunks.count > 0 && needsMove {
+        // Every kept chunk offset is rewritten, so samples kept in another file cannot be followed.
+        for track in keptTracks where !track.selfContained && !track.samples.chunks.isEmpty {
             throw MetascrubError.unsupported(format: format, reason: "track \(track.id) keeps its samples in another file; nothing was written")
         }
         try checkFragments()
@@ -94,13 +95,15 @@ struct MP4Cleaner {
         }
         let map = OffsetMap(pieces: pieces, moovSize: Int64(moovBytes.count))
 
+        let fragments = Dictionary(layout.parsedTop.values.filter { ["moof", "mfra"].contains($0.type) }.map { ($0.box.offset, $0) },
+                                   uniquingKeysWith: { first, _ in first })
         var out = OutputPlan()
-        for (i, piece) in pieces.enumerated() {
+        for piece in pieces {
             switch piece {
             case .moov: out.append(moovBytes)
             case .copy(let box):
-                if let node = layout.parsedTop[layout.top.firstIndex(where: { $0.offset == box.offset }) ?? -1], ["moof", "mfra"].contains(box.type) {
-                    let fixes = try fragmentOffsets(node, map: map, pieceIndex: i)
+                if let node = fragments[box.offset] {
+                    let fixes = try fragmentOffsets(node, map: map)
                     if fixes.isEmpty { out.copy(box.range) } else { out.append(try patched(box, fixes)) }
                 } else {
                     out.copy(box.range)
@@ -114,9 +117,6 @@ struct MP4Cleaner {
         try out.write(from: source, to: output)
         return result
     }
-
-    /// Whether any byte of sample data moves (then every kept track's offsets are rewritten).
-    private var needsMove: Bool { true }
 
     // MARK: - Decisions
 
@@ -300,7 +300,7 @@ struct MP4Cleaner {
     // MARK: - Fragments
 
     /// Absolute offsets inside a kept `moof` (explicit base data offsets) or `mfra` (fragment positions).
-    private func fragmentOffsets(_ node: MovieNode, map: OffsetMap, pieceIndex: Int) throws -> [(range: Range<Int64>, bytes: [UInt8])] {
+    private func fragmentOffsets(_ node: MovieNode, map: OffsetMap) throws -> [(range: Range<Int64>, bytes: [UInt8])] {
         var fixes: [(range: Range<Int64>, bytes: [UInt8])] = []
         func u64(_ v: Int64) -> [UInt8] { var w = ByteWriter(); w.u64(UInt64(v)); return w.bytes }
         if node.type == "moof" {
@@ -367,41 +367,56 @@ struct MP4Cleaner {
     struct OffsetMap {
         let pieces: [Piece]
         let starts: [Int64]
+        /// Copied and spliced pieces (the ones old offsets can land in) by where they started in the input, for a
+        /// binary search: a fragmented movie has thousands of pieces and as many offsets to map.
+        let byOldStart: [(start: Int64, piece: Int)]
 
         init(pieces: [Piece], moovSize: Int64) {
             self.pieces = pieces
             var at: Int64 = 0
             var starts: [Int64] = []
-            for piece in pieces {
+            var byOldStart: [(start: Int64, piece: Int)] = []
+            for (i, piece) in pieces.enumerated() {
                 starts.append(at)
                 at += piece.size(moovSize: moovSize)
+                switch piece {
+                case .copy(let box), .splice(let box, _): byOldStart.append((box.offset, i))
+                default: break
+                }
             }
             self.starts = starts
+            self.byOldStart = byOldStart.sorted { $0.start < $1.start }
         }
 
         /// The new offset of an old byte range (a chunk; empty for a position), when it was copied whole.
         func newOffset(_ old: Range<Int64>) -> Int64? {
-            // A position (empty range) belongs to the box that starts at or holds it, not to the one ending there.
-            func holds(_ r: Range<Int64>) -> Bool { old.isEmpty ? r.contains(old.lowerBound) : r.lowerBound <= old.lowerBound && old.upperBound <= r.upperBound }
-            for (i, piece) in pieces.enumerated() {
-                switch piece {
-                case .copy(let box) where holds(box.range):
-                    return starts[i] + (old.lowerBound - box.offset)
-                case .splice(let box, let splice) where holds(box.payloadRange):
-                    // A chunk may hold a same-length SEI replacement, so map its first and last bytes and check that
-                    // nothing between them was cut.
-                    guard let new = splice.map(old.lowerBound..<old.lowerBound + 1) else { return nil }
-                    if old.count > 1 {
-                        guard let last = splice.map((old.upperBound - 1)..<old.upperBound),
-                              last.lowerBound - new.lowerBound == Int64(old.count) - 1 else { return nil }
-                    }
-                    let header = Int64(BoxWriter.headerSize(payloadSize: splice.newCount, extendedType: box.extendedType,
-                                                            preferLarge: box.sizeForm == .large))
-                    return starts[i] + header + new.lowerBound
-                default: continue
-                }
+            // The last piece starting at or before the range; pieces do not overlap in the input.
+            var lo = 0, hi = byOldStart.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if byOldStart[mid].start <= old.lowerBound { lo = mid + 1 } else { hi = mid }
             }
-            return nil
+            guard lo > 0 else { return nil }
+            let i = byOldStart[lo - 1].piece
+            // A position (empty range) belongs to the box that holds it, not to the one ending there.
+            func holds(_ r: Range<Int64>) -> Bool { old.isEmpty ? r.contains(old.lowerBound) : r.lowerBound <= old.lowerBound && old.upperBound <= r.upperBound }
+            switch pieces[i] {
+            case .copy(let box) where holds(box.range):
+                return starts[i] + (old.lowerBound - box.offset)
+            case .splice(let box, let splice) where holds(box.payloadRange):
+                // A chunk may hold a same-length SEI replacement, so map its first and last bytes and check that
+                // nothing between them was cut.
+                guard let new = splice.map(old.lowerBound..<old.lowerBound + 1) else { return nil }
+                if old.count > 1 {
+                    guard let last = splice.map((old.upperBound - 1)..<old.upperBound),
+                          last.lowerBound - new.lowerBound == Int64(old.count) - 1 else { return nil }
+                }
+                let header = Int64(BoxWriter.headerSize(payloadSize: splice.newCount, extendedType: box.extendedType,
+                                                        preferLarge: box.sizeForm == .large))
+                return starts[i] + header + new.lowerBound
+            default:
+                return nil
+            }
         }
     }
 }

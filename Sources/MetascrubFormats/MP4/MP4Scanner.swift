@@ -61,7 +61,10 @@ struct MP4Scanner {
             items.append(try Trailer.item(key: "mp4:trailer", range: trailer, in: source, location: "trailer", after: "the last box"))
         }
         try scanStreamSEI()
-        try checkFragments()
+        layout.seiRanges.sort { $0.lowerBound < $1.lowerBound }
+        if layout.fragmented {
+            notes.append(Note(.info, code: "mp4-fragmented", "fragmented movie: fragments are copied unchanged; only the movie box is rewritten"))
+        }
     }
 
     // MARK: - Top level
@@ -413,14 +416,5 @@ struct MP4Scanner {
         guard type == 1 else { return "(binary)" }
         let size = min(BigEndian.u32(payload, 0), payload.count)
         return size > 16 ? String(decoding: payload[16..<size], as: UTF8.self) : ""
-    }
-
-    // MARK: - Fragments
-
-    /// Removing a track from a fragmented movie would mean rewriting every fragment: refused for now, early,
-    /// at scan time only when the policy could ask for it (the cleaner checks again with the real decisions).
-    mutating func checkFragments() throws {
-        guard layout.fragmented else { return }
-        notes.append(Note(.info, code: "mp4-fragmented", "fragmented movie: fragments are copied unchanged; only the movie box is rewritten"))
     }
 }

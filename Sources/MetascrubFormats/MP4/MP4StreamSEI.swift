@@ -75,7 +75,7 @@ extension MP4Scanner {
             guard let filler = H264SEI.neutralised(nal: view, message: message) else {
                 notes.append(Note(.warning, code: "sei-kept", "an SEI user-data message in track \(track) cannot be overwritten in place; it is kept",
                                   offset: range.lowerBound))
-                add(key, category, box, detail: what, value: ascii, unknown: category == .software && key.hasSuffix("user-data"), edit: MP4Edit.none)
+                add(key, category, box, detail: what, value: ascii, unknown: key.hasSuffix("user-data"), edit: MP4Edit.none)
                 continue
             }
             layout.seiRanges.append(range)

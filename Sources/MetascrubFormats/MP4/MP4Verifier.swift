@@ -21,7 +21,7 @@ enum MP4Verifier {
                 return fail("track \(after.id) changed its sample sizes or chunking")
             }
             for (x, y) in zip(before.samples.chunks, after.samples.chunks) {
-                guard try same(original, x.range, cleaned, y.range, skipping: a.seiRanges) else {
+                guard try ByteComparison.equal(original, x.range, cleaned, y.range, skipping: a.seiRanges) else {
                     return fail("sample data of track \(after.id) differs in the chunk at \(x.offset)")
                 }
             }
@@ -43,7 +43,7 @@ enum MP4Verifier {
         let fragmentsAfter = b.fragmented ? b.top.filter { $0.type == "mdat" } : []
         guard fragmentsBefore.count == fragmentsAfter.count else { return fail("the number of fragment data boxes changed") }
         for (x, y) in zip(fragmentsBefore, fragmentsAfter) {
-            guard try same(original, x.payloadRange, cleaned, y.payloadRange, skipping: a.seiRanges) else {
+            guard try ByteComparison.equal(original, x.payloadRange, cleaned, y.payloadRange, skipping: a.seiRanges) else {
                 return fail("fragment data at \(x.offset) differs")
             }
         }
@@ -66,26 +66,5 @@ enum MP4Verifier {
         guard let tkhd = track.node.child("tkhd")?.box, let payload = try bytes(source, tkhd) else { return [] }
         let skip = payload.first == 1 ? 20 : 12
         return Array(payload.dropFirst(skip))
-    }
-
-    /// Whether two ranges hold the same bytes, ignoring original bytes inside `skipping` (sorted ranges).
-    static func same(_ a: any ByteSource, _ x: Range<Int64>, _ b: any ByteSource, _ y: Range<Int64>, skipping: [Range<Int64>]) throws -> Bool {
-        guard x.count == y.count else { return false }
-        let holes = skipping.filter { $0.overlaps(x) }
-        if holes.isEmpty { return try ByteComparison.equal(a, x, b, y) }
-        var at = x.lowerBound
-        for hole in holes {
-            if hole.lowerBound > at {
-                let r = at..<hole.lowerBound
-                let shift = r.lowerBound - x.lowerBound
-                guard try ByteComparison.equal(a, r, b, (y.lowerBound + shift)..<(y.lowerBound + shift + Int64(r.count))) else { return false }
-            }
-            at = max(at, hole.upperBound)
-        }
-        if at < x.upperBound {
-            let shift = at - x.lowerBound
-            return try ByteComparison.equal(a, at..<x.upperBound, b, (y.lowerBound + shift)..<y.upperBound)
-        }
-        return true
     }
 }

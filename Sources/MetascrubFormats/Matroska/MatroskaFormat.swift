@@ -461,7 +461,7 @@ public struct MatroskaFormat: FormatHandler {
         guard before.core == after.core, before.clusters == after.clusters else {
             return ContentCheck(method: method, passed: false, detail: "element layout changed")
         }
-        for r in before.core where try !ByteComparison.equal(original, r, cleaned, r) {
+        if let r = try ByteComparison.firstDifference(original, cleaned, at: before.core) {
             return ContentCheck(method: method, passed: false, detail: "element at \(r.lowerBound) differs")
         }
         return ContentCheck(method: method, passed: true)

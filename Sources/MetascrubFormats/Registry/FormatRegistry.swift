@@ -137,12 +137,12 @@ public enum FormatRegistry {
         FormatEntry(
             MediaFormat(id: "wav", name: "WAV", kind: .audio),
             detect: { Magic.isRIFF($0, form: "WAVE") || Magic.ascii($0, "RF64") },
-            handler: WAVFormat(),
+            handler: WAVFormat.audio,
             capabilities: Capabilities([.xmp: .remove, .text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "aiff", name: "AIFF", kind: .audio),
             detect: { Magic.ascii($0, "FORM") && (Magic.ascii($0, "AIFF", at: 8) || Magic.ascii($0, "AIFC", at: 8)) },
-            handler: AIFFFormat(),
+            handler: AIFFFormat.audio,
             capabilities: Capabilities([.xmp: .remove, .text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "flac", name: "FLAC", kind: .audio),
