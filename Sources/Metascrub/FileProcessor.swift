@@ -50,7 +50,7 @@ public struct FileProcessor: Sendable {
     enum Detected {
         case notMedia
         case unsupported(FormatEntry)
-        case handled(FormatEntry, any FormatHandler)
+        case handled(FormatEntry, AnyFormatHandler)
     }
 
     func detect(_ source: any ByteSource) throws -> Detected {
@@ -207,7 +207,7 @@ public struct FileProcessor: Sendable {
         report.notes.append(Note(.warning, code: "uncleaned", "\(format) cannot be cleaned: \(reason); its metadata is still there"))
     }
 
-    private func clean(_ source: FileByteSource, handler: any FormatHandler, target: String, mode: OutputMode, report: inout FileReport) throws {
+    private func clean(_ source: FileByteSource, handler: AnyFormatHandler, target: String, mode: OutputMode, report: inout FileReport) throws {
         let (scan, findings, plan) = try decide(source, handler: handler, report: &report)
         guard let plan else {
             if mode != .inPlace {
@@ -221,11 +221,11 @@ public struct FileProcessor: Sendable {
         let createFolders: Bool
         if case .directory = mode { createFolders = true } else { createFolders = false }
         try writer.replace(target, createFolders: createFolders, write: { sink in
-            result = try handler.clean(source, scan: scan, plan: plan, to: sink)
+            result = try scan.clean(source, plan: plan, to: sink)
         }, check: { temp in
             // Verify before anything replaces anything: scan the output again with the same policy.
             let cleaned = try options.fileSystem.openForReading(temp)
-            try verify(handler: handler, original: source, scan: scan, result: result, cleaned: cleaned, report: &report)
+            try verify(original: source, scan: scan, result: result, cleaned: cleaned, report: &report)
             try applyAttributes(from: source, toTemp: temp)
         })
         record(result, findings: findings, output: target, report: &report)
@@ -233,7 +233,7 @@ public struct FileProcessor: Sendable {
 
     /// Scans and applies the policy. Throws when the policy forbids an item; returns no plan (and marks the
     /// report clean) when nothing needs removing.
-    func decide(_ source: any ByteSource, handler: any FormatHandler, report: inout FileReport) throws -> (ScanResult, [Finding], CleanPlan?) {
+    func decide(_ source: any ByteSource, handler: AnyFormatHandler, report: inout FileReport) throws -> (FormatScan, [Finding], CleanPlan?) {
         let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
         let findings = options.policy.evaluate(scan.items)
         report.findings = findings
@@ -269,18 +269,18 @@ public struct FileProcessor: Sendable {
 
     /// The cleaned output parses, carries nothing the policy removes, and shows the same content. Throws
     /// (so nothing is written) otherwise; fills in the report's verification and output hash.
-    func verify(handler: any FormatHandler, original source: any ByteSource, scan: ScanResult, result: CleanResult,
+    func verify(original source: any ByteSource, scan: FormatScan, result: CleanResult,
                 cleaned: any ByteSource, report: inout FileReport) throws {
-        let rescan: ScanResult
+        let rescan: FormatRescan
         do {
-            rescan = try handler.scan(cleaned, options: ScanOptions())
+            rescan = try scan.rescan(cleaned)
         } catch {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
         }
         let remaining = Array(Set(options.policy.evaluate(rescan.items)
             .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
             .map(\.item.key))).sorted()
-        let content = try handler.verifyContent(original: source, originalScan: scan, cleaned: cleaned, cleanedScan: rescan, result: result)
+        let content = try rescan.verifyContent(original: source, cleaned: cleaned, result: result)
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
             content: content.method, contentResult: content.passed ? .passed : .failed)

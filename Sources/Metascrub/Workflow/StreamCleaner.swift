@@ -40,8 +40,8 @@ extension FileProcessor {
                     return (report, try source.readAll(limit: Self.streamLimit))
                 }
                 let sink = MemoryOutputSink()
-                let result = try handler.clean(source, scan: scan, plan: plan, to: sink)
-                try verify(handler: handler, original: source, scan: scan, result: result,
+                let result = try scan.clean(source, plan: plan, to: sink)
+                try verify(original: source, scan: scan, result: result,
                            cleaned: MemoryByteSource(sink.bytes), report: &report)
                 record(result, findings: findings, output: "-", report: &report)
                 return (report, sink.bytes)

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the ASF scanner learned: per item the byte ranges to overwrite, and the ranges a decoder needs.
-struct ASFLayout {
+public struct ASFLayout: Sendable {
     enum Action {
         /// Turn the object into a zero-filled Padding Object of the same size.
         case padding(Range<Int64>)
@@ -83,7 +83,7 @@ public struct ASFFormat: FormatHandler {
         "3CB73FD0-0C4A-4803-953D-EDF7B6228F0C",  // Timecode Index
     ].map(guid)
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<ASFLayout> {
         var s = Scanner(input: input, options: options)
         try s.run()
         return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
@@ -270,10 +270,8 @@ public struct ASFFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? ASFLayout else {
-            throw MetascrubError.verificationFailed(reason: "ASF cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<ASFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         let removed = Set(scan.items.indices.filter { !plan.keeps($0) })
         var padded: [Range<Int64>] = []
         var zeroed: [Range<Int64>] = []
@@ -310,11 +308,9 @@ public struct ASFFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<ASFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<ASFLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? ASFLayout, let after = cleanedScan.layout as? ASFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "file and stream properties, Data Object and indexes byte-identical at the same offsets"
         guard before.core == after.core, !before.core.isEmpty else {
             return ContentCheck(method: method, passed: false, detail: "object layout changed")

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the AVI scanner learned: per item the chunks to overwrite, and the ranges a decoder needs.
-struct AVILayout {
+public struct AVILayout: Sendable {
     enum Action {
         /// Turn the chunk (or LIST) into a zero-filled JUNK chunk of the same size.
         case junk(Range<Int64>)
@@ -38,7 +38,7 @@ public struct AVIFormat: FormatHandler {
     ]
     static let structural: Set<String> = ["avih", "strh", "strf", "indx", "vprp", "dmlh", "idx1"]
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<AVILayout> {
         var s = Scanner(input: input, options: options)
         try s.run()
         return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
@@ -192,10 +192,8 @@ public struct AVIFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? AVILayout else {
-            throw MetascrubError.verificationFailed(reason: "AVI cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<AVILayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         let removed = Set(scan.items.indices.filter { !plan.keeps($0) })
         var junk: [Range<Int64>] = []
         var zero: [Range<Int64>] = []
@@ -228,11 +226,9 @@ public struct AVIFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<AVILayout>, cleaned: any ByteSource, cleanedScan: ScanResult<AVILayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? AVILayout, let after = cleanedScan.layout as? AVILayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "stream headers and formats, movi lists and indexes byte-identical at the same offsets"
         guard before.core == after.core, !before.core.isEmpty else {
             return ContentCheck(method: method, passed: false, detail: "chunk layout changed")

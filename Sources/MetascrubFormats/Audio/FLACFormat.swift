@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the FLAC scanner found: tags around the stream and each metadata block.
-struct FLACLayout {
+public struct FLACLayout: Sendable {
     struct Block {
         var type: UInt8
         /// Offset of the 4-byte block header.
@@ -31,7 +31,7 @@ public struct FLACFormat: FormatHandler {
     static let names: [UInt8: String] = [0: "STREAMINFO", 1: "PADDING", 2: "APPLICATION", 3: "SEEKTABLE", 4: "VORBIS_COMMENT",
                                          5: "CUESHEET", 6: "PICTURE"]
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<FLACLayout> {
         var items: [MetadataItem] = []
         var position: Int64 = 0
         var leading: [ID3Tag] = []
@@ -106,10 +106,8 @@ public struct FLACFormat: FormatHandler {
         return ScanResult(items: items, layout: layout)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? FLACLayout else {
-            throw MetascrubError.verificationFailed(reason: "FLAC cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<FLACLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var out = OutputPlan()
         out.append(leading: layout.leading, keeps: plan.keeps)
         out.copy(layout.magic..<layout.magic + 4)
@@ -153,11 +151,9 @@ public struct FLACFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<FLACLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<FLACLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? FLACLayout, let after = cleanedScan.layout as? FLACLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "STREAMINFO, SEEKTABLE and every audio frame byte-identical"
         let structural: (FLACLayout) -> [FLACLayout.Block] = { $0.blocks.filter { $0.type == 0 || $0.type == 3 } }
         let x = structural(before), y = structural(after)

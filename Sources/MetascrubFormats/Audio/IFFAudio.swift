@@ -15,7 +15,7 @@ enum IFFChunkKind {
 }
 
 /// The scanner's view of a WAV/AIFF file for the cleaner: what each chunk became.
-struct IFFLayout {
+public struct IFFLayout: Sendable {
     enum Content {
         case structure
         case drop
@@ -50,7 +50,7 @@ struct IFFAudio {
         "ITRK": .content, "IPRT": .content, "IKEY": .content, "ISBJ": .content, "ISRF": .content, "ILNG": .content,
     ]
 
-    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<IFFLayout> {
         let form = try IFFForm.parse(input, format: format, forms: forms)
         var items: [MetadataItem] = []
         var notes: [Note] = []
@@ -150,10 +150,8 @@ struct IFFAudio {
         return entries
     }
 
-    func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? IFFLayout else {
-            throw MetascrubError.verificationFailed(reason: "\(format) cleaner was given another format's scan")
-        }
+    func clean(_ input: any ByteSource, scan: ScanResult<IFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         let form = layout.form
         enum Piece { case chunk(IFFForm.Chunk), bytes([UInt8]) }
         var pieces: [Piece] = []
@@ -220,10 +218,8 @@ struct IFFAudio {
         return CleanResult(method: .remux)
     }
 
-    func verifyContent(original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult) throws -> ContentCheck {
-        guard let before = originalScan.layout as? IFFLayout, let after = cleanedScan.layout as? IFFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    func verifyContent(original: any ByteSource, originalScan: ScanResult<IFFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<IFFLayout>) throws -> ContentCheck {
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "format, sample data and every structural chunk byte-identical"
         func structure(_ l: IFFLayout) -> [IFFForm.Chunk] {
             zip(l.form.chunks, l.contents).compactMap { if case .structure = $0.1 { return $0.0 } else { return nil } }
@@ -247,7 +243,7 @@ struct IFFAudio {
 /// WAV and AIFF differ only in their chunk tables (`WAVFormat.audio`, `AIFFFormat.audio`): the engine is the handler.
 extension IFFAudio: FormatHandler {
     func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<IFFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<IFFLayout>, result: CleanResult
     ) throws -> ContentCheck {
         try verifyContent(original: original, originalScan: originalScan, cleaned: cleaned, cleanedScan: cleanedScan)
     }

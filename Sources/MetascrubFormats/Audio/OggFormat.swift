@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the Ogg scanner found about the first logical stream's header packets and the pages after them.
-struct OggLayout {
+public struct OggLayout: Sendable {
     enum Codec: String { case vorbis = "Vorbis", opus = "Opus", speex = "Speex", theora = "Theora", flac = "FLAC" }
 
     var codec: Codec
@@ -37,7 +37,7 @@ public struct OggFormat: FormatHandler {
     static let maxHeaderBytes = 32 << 20
     static let maxPages = 1 << 24
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<OggLayout> {
         let first = try OggPage.read(input, at: 0)
         guard first.flags & OggPage.beginOfStream != 0 else {
             throw MetascrubError.malformed(format: Self.format, path: "page 0", offset: 0, reason: "first page does not begin a stream")
@@ -178,9 +178,10 @@ public struct OggFormat: FormatHandler {
         layout.comment = comment
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? OggLayout, let comment = layout.comment else {
-            throw MetascrubError.verificationFailed(reason: "Ogg cleaner was given another format's scan")
+    public func clean(_ input: any ByteSource, scan: ScanResult<OggLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
+        guard let comment = layout.comment else {
+            throw MetascrubError.verificationFailed(reason: "the Ogg scan found no comment header to clean")
         }
         let keepsComment = comment.unchanged(keeps: plan.keeps) && (layout.extraItem.map(plan.keeps) ?? true)
             && layout.blockItems.allSatisfy(plan.keeps)
@@ -229,11 +230,9 @@ public struct OggFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<OggLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<OggLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? OggLayout, let after = cleanedScan.layout as? OggLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "identification and setup headers, and every later page's packets, lacing and granule positions byte-identical"
         guard before.codec == after.codec, before.packets.dropFirst().elementsEqual(after.packets.dropFirst()),
               try ByteComparison.equal(original, before.firstPage.body, cleaned, after.firstPage.body) else {

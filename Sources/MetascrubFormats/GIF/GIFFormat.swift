@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the GIF scanner learned about each metadata block, kept for the cleaner.
-struct GIFLayout {
+public struct GIFLayout: Sendable {
     enum Content {
         /// The block stays exactly when this item is kept (comments, ICC, unknown extensions).
         case item(Int)
@@ -28,7 +28,7 @@ public struct GIFFormat: FormatHandler {
     /// XMP in GIF ends with a 257-byte "magic trailer" (0x01, 0xFF … 0x00) that makes its raw bytes parse as sub-blocks.
     static let xmpMagicTrailer: [UInt8] = [0x01] + (0...255).reversed().map { UInt8($0) }
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<GIFLayout> {
         let structure = try GIFStructure.parse(input)
         var layout = GIFLayout(structure: structure)
         var items: [MetadataItem] = []
@@ -96,10 +96,8 @@ public struct GIFFormat: FormatHandler {
         [0x21, 0xFF, 0x0B] + Array(xmpApplication.utf8) + packet + xmpMagicTrailer + [0x00]
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? GIFLayout else {
-            throw MetascrubError.verificationFailed(reason: "GIF cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<GIFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         let structure = layout.structure
         var out = OutputPlan()
         out.copy(structure.screen)
@@ -124,11 +122,9 @@ public struct GIFFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<GIFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<GIFLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? GIFLayout, let after = cleanedScan.layout as? GIFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "screen descriptor, colour tables, graphic controls and image blocks (LZW data) byte-identical"
         guard try ByteComparison.equal(original, before.structure.screen, cleaned, after.structure.screen) else {
             return ContentCheck(method: method, passed: false, detail: "logical screen or global colour table differs")

@@ -10,24 +10,20 @@ public struct HEIFFormat: FormatHandler {
 
     public init(formatName: String = "HEIF") { self.formatName = formatName }
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<HEIFLayout> {
         try HEIFScanner.scan(input, format: formatName, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? HEIFLayout else {
-            throw MetascrubError.verificationFailed(reason: "HEIF cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<HEIFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var cleaner = HEIFCleaner(source: input, layout: layout, plan: plan)
         return try cleaner.run(to: output)
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<HEIFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<HEIFLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? HEIFLayout, let after = cleanedScan.layout as? HEIFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         return try HEIFVerifier.verify(original: original, before, cleaned: cleaned, after)
     }
 }

@@ -19,7 +19,7 @@ enum HEIFScanner {
     /// `meta` children the rewrite understands or copies as structure.
     static let metaStructure: Set<FourCC> = ["hdlr", "dinf", "pitm", "iinf", "iloc", "iref", "iprp", "idat", "grpl", "ipro", "ipmc", "fiin"]
 
-    static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult<HEIFLayout> {
         let reader = BoxReader(source, format: format)
         let listing = try reader.topLevel()
         let top = listing.boxes

@@ -12,7 +12,7 @@ public struct JPEGFormat: FormatHandler {
     /// Decoder rounding of rotated blocks measured at up to 3 levels; 8 leaves room without hiding real damage.
     static let rotateTolerance = 8
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<JPEGLayout> {
         try JPEGScanner.scan(input, options: options)
     }
 
@@ -28,10 +28,8 @@ public struct JPEGFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? JPEGLayout else {
-            throw MetascrubError.verificationFailed(reason: "JPEG cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<JPEGLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         var keepOrientation: Bool?
         var transformed: (bytes: [UInt8], structure: JPEGStructure)?
@@ -202,11 +200,9 @@ public struct JPEGFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<JPEGLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<JPEGLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? JPEGLayout, let after = cleanedScan.layout as? JPEGLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         if result.method == .losslessTransform {
             return try JPEGVerifier.displayedPixels(original: original, orientation: before.orientation ?? 1, cleaned: cleaned,
                                                     tolerance: result.sampleTolerance)

@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubNative
 
 /// What the JPEG scanner learned about each metadata segment, kept for the cleaner.
-struct JPEGLayout {
+public struct JPEGLayout: Sendable {
     enum SegmentContent {
         case none
         case exif(ExifBlock, ExifItems)
@@ -26,7 +26,7 @@ struct JPEGLayout {
 /// Lists every metadata item of a JPEG: each APPn/COM segment by kind, the entries inside EXIF, XMP,
 /// IPTC and Photoshop blocks, and every byte after EOI.
 enum JPEGScanner {
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<JPEGLayout> {
         let structure = try JPEGStructure.parse(source)
         var layout = JPEGLayout(structure: structure)
         var items: [MetadataItem] = []

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// The JPEG XL scanner's parse: a bare codestream, or the boxes of the container form (ISO/IEC 18181-2).
-struct JXLLayout {
+public struct JXLLayout: Sendable {
     var bare: Bool
     var boxes: [Box] = []
     /// Box index → the metadata item standing for the whole box.
@@ -26,7 +26,7 @@ enum JXLScanner {
     static let metadataLimit = 64 << 20
     static let signature: [UInt8] = [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<JXLLayout> {
         let head = try source.read(at: 0, count: Int(min(source.size, 12)), format: "JPEG XL", path: "signature")
         if head.starts(with: [0xFF, 0x0A]) {
             // A bare codestream has nowhere to put metadata beyond the image header (ICC, orientation: rendering).

@@ -17,7 +17,7 @@ struct MP4Scanner {
     /// Seconds between 1904-01-01 (QuickTime epoch) and 1970-01-01.
     static let macEpochOffset: Int64 = 2_082_844_800
 
-    static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult<MP4Layout> {
         let reader = BoxReader(source, format: format)
         let listing = try reader.topLevel()
         guard !listing.boxes.isEmpty else {

@@ -3,7 +3,7 @@ import MetascrubCore
 
 /// What the transport-stream scanner learned: per item the same-size byte replacements, and the ranges the
 /// cleaner may change (everything else must stay byte-identical).
-struct MPEGTSLayout {
+public struct MPEGTSLayout: Sendable {
     var patches: [Int: [InPlacePatches.Patch]] = [:]
     /// SEI payload bytes and SDT packets: the only bytes a clean may change.
     var mutable: [Range<Int64>] = []
@@ -22,7 +22,7 @@ public struct MPEGTSFormat: FormatHandler {
     static let format = "MPEG-TS"
     static let maxSEI = 1 << 20
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MPEGTSLayout> {
         var s = Scanner(input: input, options: options)
         try s.run()
         return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
@@ -302,10 +302,8 @@ public struct MPEGTSFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? MPEGTSLayout else {
-            throw MetascrubError.verificationFailed(reason: "MPEG-TS cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<MPEGTSLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var removed = Set(scan.items.indices.filter { !plan.keeps($0) })
         for i in Array(removed) { if let p = scan.items[i].parent { removed.insert(p) } }
         var patches = InPlacePatches()
@@ -322,11 +320,9 @@ public struct MPEGTSFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<MPEGTSLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<MPEGTSLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? MPEGTSLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout
         let method = "every TS packet byte-identical except neutralised SEI user-data payloads and SDT names"
         guard original.size == cleaned.size else { return ContentCheck(method: method, passed: false, detail: "size changed") }
         var at: Int64 = 0

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the Matroska scanner learned, for the cleaner and the verifier.
-struct MatroskaLayout {
+public struct MatroskaLayout: Sendable {
     enum Action {
         /// Replace the whole element by a zero-filled Void element of the same size.
         case void(Range<Int64>)
@@ -83,7 +83,7 @@ public struct MatroskaFormat: FormatHandler {
         "application/vnd.ms-opentype", "application/font-sfnt", "application/x-font-truetype",
     ]
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MatroskaLayout> {
         var scanner = Scanner(input: input, options: options)
         try scanner.run()
         return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
@@ -393,10 +393,8 @@ public struct MatroskaFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? MatroskaLayout else {
-            throw MetascrubError.verificationFailed(reason: "Matroska cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<MatroskaLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         // Removed items, with the blocks that hold a removed item.
         var removed = Set(scan.items.indices.filter { !plan.keeps($0) })
         for i in Array(removed) {
@@ -452,11 +450,9 @@ public struct MatroskaFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<MatroskaLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<MatroskaLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? MatroskaLayout, let after = cleanedScan.layout as? MatroskaLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "EBML header, Info timing, track codec fields, Cues and all \(before.clusters) Clusters byte-identical at the same offsets"
         guard before.core == after.core, before.clusters == after.clusters else {
             return ContentCheck(method: method, passed: false, detail: "element layout changed")

@@ -10,14 +10,12 @@ public struct PNGFormat: FormatHandler {
     /// Decoded-pixel comparison is skipped above this (the chunk bytes are still compared).
     static let decodeLimit = 1 << 24
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<PNGLayout> {
         try PNGScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? PNGLayout else {
-            throw MetascrubError.verificationFailed(reason: "PNG cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<PNGLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         let structure = layout.structure
         var keepOrientation: Bool?
@@ -109,11 +107,9 @@ public struct PNGFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<PNGLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<PNGLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? PNGLayout, let after = cleanedScan.layout as? PNGLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         if result.method == .losslessTransform {
             let orientation = before.exif?.orientation ?? 1
             return try decodedPixels(original: original, orientation: orientation, cleaned: cleaned, header: before.structure.header,

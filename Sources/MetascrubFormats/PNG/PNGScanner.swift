@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubNative
 
 /// What the PNG scanner learned about each metadata chunk, kept for the cleaner.
-struct PNGLayout {
+public struct PNGLayout: Sendable {
     enum Content {
         /// The chunk stays exactly when this item is kept (text, tIME, iCCP, caBX, raw profiles, unknown chunks).
         case item(Int)
@@ -40,7 +40,7 @@ enum PNGScanner {
     /// Metadata chunks larger than this are not read into memory; they are one opaque item.
     static let parseLimit: Int64 = 64 << 20
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<PNGLayout> {
         let structure = try PNGStructure.parse(source)
         var layout = PNGLayout(structure: structure)
         var items: [MetadataItem] = []

@@ -2,16 +2,22 @@
 import MetascrubCore
 
 /// What a scanner hands to the pipeline: the items, notes, and its own parse of the file for the cleaner.
-public struct ScanResult: @unchecked Sendable {
+/// The layout is typed: only the handler that made it reads it (the pipeline sees a `FormatScan`).
+public struct ScanResult<Layout: Sendable>: Sendable {
     public var items: [MetadataItem]
     public var notes: [Note]
-    /// The handler's own description of the file (segment list, box tree); only that handler reads it.
-    public var layout: Any?
+    /// The handler's own description of the file (segment list, box tree).
+    public var layout: Layout
 
-    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Any? = nil) {
+    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Layout) {
         self.items = items
         self.notes = notes
         self.layout = layout
+    }
+
+    /// The same items and notes with another layout (a handler that hands a variant to another handler).
+    public func with<Other>(layout: Other) -> ScanResult<Other> {
+        ScanResult<Other>(items: items, notes: notes, layout: layout)
     }
 }
 
@@ -78,13 +84,26 @@ public struct ContentCheck: Sendable {
 }
 
 /// One container format: finds every metadata item and rewrites the container without the removed ones.
-/// Implementations live one per file under their format's folder and are listed in `FormatRegistry`.
+/// Implementations live one per folder and are listed in `FormatRegistry`, which boxes each one once
+/// (`AnyFormatHandler`); `docs/adding-a-format.md` says what a new one takes.
 public protocol FormatHandler: Sendable {
-    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult
+    /// The handler's own parse of a file, handed back to it for `clean` and `verifyContent`.
+    associatedtype Layout: Sendable
+
+    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Layout>
+    /// Turns decisions the handler cannot carry out losslessly into `keep` with a reason, so that scan and
+    /// clean agree. Most formats can do whatever the policy says (the default).
+    func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding]
     /// Writes the cleaned file to `output`. Must copy coded image/sample data unchanged unless the result
     /// says `.losslessTransform` or `.reencode`.
-    func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
+    func clean(_ input: any ByteSource, scan: ScanResult<Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
     /// Compares decoded or coded content of the cleaned file with the original.
-    func verifyContent(original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource,
-                       cleanedScan: ScanResult, result: CleanResult) throws -> ContentCheck
+    func verifyContent(original: any ByteSource, originalScan: ScanResult<Layout>, cleaned: any ByteSource,
+                       cleanedScan: ScanResult<Layout>, result: CleanResult) throws -> ContentCheck
+}
+
+extension FormatHandler {
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
+        findings
+    }
 }

@@ -6,7 +6,7 @@ public struct FormatEntry: Sendable {
     public var format: MediaFormat
     public var detect: @Sendable ([UInt8]) -> Bool
     /// nil: recognised, reported as unsupported, never passed on as clean.
-    public var handler: (any FormatHandler)?
+    public var handler: AnyFormatHandler?
     public var capabilities: Capabilities
     /// Why a recognised format is not cleaned (shown in reports).
     public var unsupportedReason: String?
@@ -17,7 +17,7 @@ public struct FormatEntry: Sendable {
     ) {
         self.format = format
         self.detect = detect
-        self.handler = handler
+        self.handler = handler.map { AnyFormatHandler($0) }
         self.capabilities = capabilities
         self.unsupportedReason = unsupportedReason
     }

@@ -7,14 +7,12 @@ import MetascrubCore
 public struct TIFFFormat: FormatHandler {
     public init() {}
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<TIFFLayout> {
         try TIFFScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? TIFFLayout else {
-            throw MetascrubError.verificationFailed(reason: "TIFF cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<TIFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         var keepOrientation: Bool?
         if let item = layout.orientationItem, plan.disposition(item) == .bake, let orientation = layout.orientation, (2...8).contains(orientation) {
@@ -30,11 +28,9 @@ public struct TIFFFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<TIFFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<TIFFLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? TIFFLayout, let after = cleanedScan.layout as? TIFFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "strips/tiles byte-identical and structural tags unchanged, image by image"
         let left = try images(before, original), right = try images(after, cleaned)
         // Every page must survive in order; reduced images and SubIFDs may have been removed.

@@ -4,7 +4,7 @@ import MetascrubNative
 
 /// What the TIFF scanner learned: every IFD (image pages, thumbnails, EXIF/GPS/Interop and SubIFDs) as a node,
 /// and for every entry what decides whether it is written again.
-struct TIFFLayout {
+public struct TIFFLayout: Sendable {
     enum Role: Equatable {
         /// A full-resolution image in the main chain (IFD0, later pages): always kept.
         case page
@@ -296,7 +296,7 @@ enum TIFFScanner {
         }
     }
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<TIFFLayout> {
         var scanner = Scanner(source: source, options: options, layout: TIFFLayout(structure: try TIFFStructure.header(source)))
         try scanner.run()
         return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the WebP scanner learned about each metadata chunk, kept for the cleaner.
-struct WebPLayout {
+public struct WebPLayout: Sendable {
     enum Content {
         /// The chunk stays exactly when this item is kept (ICCP, unknown chunks, unparsed EXIF).
         case item(Int)
@@ -32,7 +32,7 @@ public struct WebPFormat: FormatHandler {
         static let xmp: UInt8 = 0x04
     }
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<WebPLayout> {
         let structure = try WebPStructure.parse(input)
         var layout = WebPLayout(structure: structure)
         var items: [MetadataItem] = []
@@ -80,10 +80,8 @@ public struct WebPFormat: FormatHandler {
         return ScanResult(items: items, notes: notes, layout: layout)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? WebPLayout else {
-            throw MetascrubError.verificationFailed(reason: "WebP cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<WebPLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         var keepOrientation: Bool?
         if let exif = layout.exif, let item = exif.orientationItem, plan.disposition(item) == .bake,
@@ -158,11 +156,9 @@ public struct WebPFormat: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, originalScan: ScanResult<WebPLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<WebPLayout>, result: CleanResult
     ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? WebPLayout, let after = cleanedScan.layout as? WebPLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+        let before = originalScan.layout, after = cleanedScan.layout
         let method = "VP8/VP8L/ALPH/ANIM/ANMF payloads and the VP8X canvas byte-identical"
         func image(_ layout: WebPLayout) -> [WebPStructure.Chunk] {
             layout.structure.chunks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.chunks[$0] }
