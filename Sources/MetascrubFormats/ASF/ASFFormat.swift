@@ -84,9 +84,7 @@ public struct ASFFormat: FormatHandler {
     ].map(guid)
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<ASFLayout> {
-        var s = Scanner(input: input, options: options)
-        try s.run()
-        return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
+        try Scanner.scan(input, options: options)
     }
 
     struct Object {
@@ -97,24 +95,21 @@ public struct ASFFormat: FormatHandler {
         var body: Int64 { offset + 24 }
     }
 
-    struct Scanner {
+    struct Scanner: LayoutScanner {
         let input: any ByteSource
-        let options: ScanOptions
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found: ItemCollector
         var layout = ASFLayout()
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
-            self.options = options
+            found = ItemCollector(options)
         }
 
         mutating func add(_ key: String, _ category: Category, _ range: Range<Int64>, location: String, detail: String, value: String? = nil,
                           unknown: Bool = false, action: ASFLayout.Action) -> Int {
-            items.append(MetadataItem(key: key, category: category, location: location, offset: range.lowerBound, length: Int64(range.count),
-                                      value: options.includeValues ? value : nil, detail: detail, isUnknown: unknown))
-            layout.actions[items.count - 1] = [action]
-            return items.count - 1
+            let item = found.add(key, category, range, location: location, value: value, detail: detail, unknown: unknown)
+            layout.actions[item] = [action]
+            return item
         }
 
         func objects(from start: Int64, to end: Int64, path: String, max: Int = 1 << 16) throws -> [Object] {
@@ -300,11 +295,8 @@ public struct ASFFormat: FormatHandler {
             patches.zero(r.lowerBound + 24..<r.upperBound)
         }
         for r in zeroed where !r.isEmpty { patches.zero(r) }
-        try patches.plan(size: input.size, format: Self.format).write(from: input, to: output)
-        var result = CleanResult(method: .remux)
-        result.notes.append(Note(.info, code: "in-place-padding",
-                                 "metadata objects were overwritten with Padding Objects of the same size; the Data Object and indexes are unchanged"))
-        return result
+        return try SameOffset.write(patches, size: input.size, format: Self.format, from: input, to: output, note: SameOffset.padded(
+            "metadata objects were overwritten with Padding Objects of the same size; the Data Object and indexes are unchanged"))
     }
 
     public func verifyContent(
@@ -312,12 +304,7 @@ public struct ASFFormat: FormatHandler {
     ) throws -> ContentCheck {
         let before = originalScan.layout, after = cleanedScan.layout
         let method = "file and stream properties, Data Object and indexes byte-identical at the same offsets"
-        guard before.core == after.core, !before.core.isEmpty else {
-            return ContentCheck(method: method, passed: false, detail: "object layout changed")
-        }
-        if let r = try ByteComparison.firstDifference(original, cleaned, at: before.core) {
-            return ContentCheck(method: method, passed: false, detail: "object at \(r.lowerBound) differs")
-        }
-        return ContentCheck(method: method, passed: true)
+        return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && !before.core.isEmpty,
+                                     method: method, part: "object")
     }
 }

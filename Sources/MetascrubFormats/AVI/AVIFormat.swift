@@ -39,30 +39,25 @@ public struct AVIFormat: FormatHandler {
     static let structural: Set<String> = ["avih", "strh", "strf", "indx", "vprp", "dmlh", "idx1"]
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<AVILayout> {
-        var s = Scanner(input: input, options: options)
-        try s.run()
-        return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
+        try Scanner.scan(input, options: options)
     }
 
-    struct Scanner {
+    struct Scanner: LayoutScanner {
         let input: any ByteSource
-        let options: ScanOptions
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found: ItemCollector
         var layout = AVILayout()
         var chunks = 0
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
-            self.options = options
+            found = ItemCollector(options)
         }
 
         mutating func add(_ key: String, _ category: Category, _ range: Range<Int64>, location: String, detail: String,
                           value: String? = nil, unknown: Bool = false, action: AVILayout.Action) -> Int {
-            items.append(MetadataItem(key: key, category: category, location: location, offset: range.lowerBound, length: Int64(range.count),
-                                      value: options.includeValues ? value : nil, detail: detail, isUnknown: unknown))
-            layout.actions[items.count - 1] = [action]
-            return items.count - 1
+            let item = found.add(key, category, range, location: location, value: value, detail: detail, unknown: unknown)
+            layout.actions[item] = [action]
+            return item
         }
 
         mutating func run() throws {
@@ -88,8 +83,7 @@ public struct AVIFormat: FormatHandler {
             layout.end = at
             if at < size {
                 layout.trailer = at..<size
-                items.append(try Trailer.item(key: "avi:trailer", range: at..<size, in: input, location: "after RIFF", after: "the RIFF forms"))
-                layout.trailerItem = items.count - 1
+                layout.trailerItem = try found.trailer("avi:trailer", at..<size, in: input, location: "after RIFF", after: "the RIFF forms")
             }
         }
 
@@ -218,11 +212,8 @@ public struct AVIFormat: FormatHandler {
         for r in zero { patches.zero(r) }
         var size = input.size
         if let trailer = layout.trailer, let item = layout.trailerItem, removed.contains(item) { size = trailer.lowerBound }
-        try patches.plan(size: size, format: Self.format).write(from: input, to: output)
-        var result = CleanResult(method: .remux)
-        result.notes.append(Note(.info, code: "in-place-padding",
-                                 "metadata chunks were overwritten with JUNK chunks of the same size; no byte position moved, so idx1 and OpenDML indexes stay valid"))
-        return result
+        return try SameOffset.write(patches, size: size, format: Self.format, from: input, to: output, note: SameOffset.padded(
+            "metadata chunks were overwritten with JUNK chunks of the same size; no byte position moved, so idx1 and OpenDML indexes stay valid"))
     }
 
     public func verifyContent(
@@ -230,12 +221,7 @@ public struct AVIFormat: FormatHandler {
     ) throws -> ContentCheck {
         let before = originalScan.layout, after = cleanedScan.layout
         let method = "stream headers and formats, movi lists and indexes byte-identical at the same offsets"
-        guard before.core == after.core, !before.core.isEmpty else {
-            return ContentCheck(method: method, passed: false, detail: "chunk layout changed")
-        }
-        if let r = try ByteComparison.firstDifference(original, cleaned, at: before.core) {
-            return ContentCheck(method: method, passed: false, detail: "chunk at \(r.lowerBound) differs")
-        }
-        return ContentCheck(method: method, passed: true)
+        return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && !before.core.isEmpty,
+                                     method: method, part: "chunk")
     }
 }

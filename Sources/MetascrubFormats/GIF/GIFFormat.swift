@@ -31,15 +31,12 @@ public struct GIFFormat: FormatHandler {
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<GIFLayout> {
         let structure = try GIFStructure.parse(input)
         var layout = GIFLayout(structure: structure)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         var comments = 0, applications = 0
         for (index, block) in structure.blocks.enumerated() {
             func add(_ key: String, _ category: Category, location: String, value: String? = nil, detail: String, unknown: Bool = false) {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: block.range.lowerBound,
-                                          length: Int64(block.range.count), value: options.includeValues ? value : nil, detail: detail,
-                                          isUnknown: unknown))
-                layout.contents[index] = .item(items.count - 1)
+                layout.contents[index] = .item(found.add(key, category, block.range, location: location, value: value, detail: detail,
+                                                         unknown: unknown))
             }
             switch block.kind {
             case .image, .graphicControl, .plainText:
@@ -56,8 +53,10 @@ public struct GIFFormat: FormatHandler {
                 if ident == Self.xmpApplication, block.range.count <= Self.parseLimit {
                     let raw = try input.read(at: block.dataStart, count: Int(block.range.upperBound - 1 - block.dataStart))
                     let packet = Self.xmpPacket(raw)
-                    let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: block.dataStart, options: options,
-                                                into: &items, notes: &notes)
+                    let keys = found.lists { items, notes in
+                        XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: block.dataStart, options: options,
+                                         into: &items, notes: &notes)
+                    }
                     layout.contents[index] = .xmp(packet: packet, keys: keys)
                 } else if ident == Self.iccApplication {
                     add("icc:profile", .rendering, location: location, detail: "ICC profile (application extension), \(block.range.count) bytes")
@@ -72,10 +71,9 @@ public struct GIFFormat: FormatHandler {
             }
         }
         if let trailer = structure.trailer {
-            items.append(try Trailer.item(key: "gif:trailer", range: trailer, in: input, location: "after trailer 0x3B", after: "the GIF trailer"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("gif:trailer", trailer, in: input, location: "after trailer 0x3B", after: "the GIF trailer")
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 
     /// The packet inside an XMP application extension's raw bytes (sub-block terminator excluded).

@@ -84,30 +84,26 @@ public struct MatroskaFormat: FormatHandler {
     ]
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MatroskaLayout> {
-        var scanner = Scanner(input: input, options: options)
-        try scanner.run()
-        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+        try Scanner.scan(input, options: options)
     }
 
-    struct Scanner {
+    struct Scanner: LayoutScanner {
         let input: any ByteSource
-        let options: ScanOptions
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found: ItemCollector
         var layout = MatroskaLayout()
         var elements = 0
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
-            self.options = options
+            found = ItemCollector(options)
         }
 
         mutating func add(_ key: String, _ category: Category, _ e: EBMLElement, location: String, detail: String,
                           value: String? = nil, unknown: Bool = false, parent: Int? = nil, action: MatroskaLayout.Action? = nil) -> Int {
-            items.append(MetadataItem(key: key, category: category, location: location, offset: e.offset, length: e.end - e.offset,
-                                      value: options.includeValues ? value : nil, detail: detail, isUnknown: unknown, parent: parent))
-            if let action { layout.actions[items.count - 1, default: []].append(action) }
-            return items.count - 1
+            let item = found.add(key, category, e.offset..<e.end, location: location, value: value, detail: detail, unknown: unknown,
+                                 parent: parent)
+            if let action { layout.actions[item, default: []].append(action) }
+            return item
         }
 
         mutating func count(_ at: Int64) throws {
@@ -127,8 +123,7 @@ public struct MatroskaFormat: FormatHandler {
                     // After the segment: more EBML documents are allowed; anything else is a trailer.
                     guard let e = try? EBML.header(input, at: at, limit: size, path: "top level"), e.id == ID.ebml || e.id == ID.segment || e.id == ID.void else {
                         layout.trailer = at..<size
-                        items.append(try Trailer.item(key: "matroska:trailer", range: at..<size, in: input, location: "after Segment", after: "the Segment"))
-                        layout.trailerItem = items.count - 1
+                        layout.trailerItem = try found.trailer("matroska:trailer", at..<size, in: input, location: "after Segment", after: "the Segment")
                         break
                     }
                 }
@@ -172,7 +167,7 @@ public struct MatroskaFormat: FormatHandler {
             var at = seg.dataOffset
             var n: [UInt32: Int] = [:]
             if seg.cut {
-                notes.append(Note(.warning, code: "truncated-segment", "the file ends \(seg.dataOffset + (seg.size ?? 0) - seg.end) bytes before the Segment's declared end; the last Cluster is copied as it is", offset: seg.offset))
+                found.note(Note(.warning, code: "truncated-segment", "the file ends \(seg.dataOffset + (seg.size ?? 0) - seg.end) bytes before the Segment's declared end; the last Cluster is copied as it is", offset: seg.offset))
             }
             while at < seg.end {
                 var e = try EBML.header(input, at: at, limit: seg.end, path: "Segment", allowCut: seg.cut)
@@ -255,7 +250,7 @@ public struct MatroskaFormat: FormatHandler {
                     guard data.contains(where: { $0 != 0 }) else { continue }  // already empty
                     let name = String(key.dropFirst("matroska:".count))
                     var value: String?
-                    if options.includeValues {
+                    if found.options.includeValues {
                         value = c.id == 0x4461 ? (try? EBML.uint(input, c)).map { "\(Int64(bitPattern: $0) / 1_000_000_000 + 978_307_200) (Unix time)" }
                             : [0x7BA9, 0x4D80, 0x5741, 0x7384, 0x3C83AB, 0x3E83BB].contains(c.id) ? ValueText.render(data[...])
                             : data.map { String($0, radix: 16) }.joined()
@@ -347,7 +342,7 @@ public struct MatroskaFormat: FormatHandler {
                 : upper.hasPrefix("_STATISTICS_WRITING_DATE") ? .time
                 : NameClassifier.category(of: name, otherwise: .content)
             var value: String?
-            if options.includeValues, let v = fields.first(where: { $0.id == ID.tagString }) { value = ValueText.render(try EBML.bytes(input, v)[...]) }
+            if found.options.includeValues, let v = fields.first(where: { $0.id == ID.tagString }) { value = ValueText.render(try EBML.bytes(input, v)[...]) }
             let item = add("matroska:tag:\(name)", category, s, location: "\(location)/\(name)", detail: "tag \(name), \(s.dataSize) bytes",
                            value: value, parent: parent, action: parent == nil ? .void(s.range) : nil)
             mine.append(item)
@@ -442,11 +437,8 @@ public struct MatroskaFormat: FormatHandler {
         }
         var size = input.size
         if let trailer = layout.trailer, let item = layout.trailerItem, removed.contains(item) { size = trailer.lowerBound }
-        try patches.plan(size: size, format: Self.format).write(from: input, to: output)
-        var result = CleanResult(method: .remux)
-        result.notes.append(Note(.info, code: "in-place-padding",
-                                 "metadata elements were overwritten with Void elements of the same size; no byte position moved, so Cues and SeekHead stay valid"))
-        return result
+        return try SameOffset.write(patches, size: size, format: Self.format, from: input, to: output, note: SameOffset.padded(
+            "metadata elements were overwritten with Void elements of the same size; no byte position moved, so Cues and SeekHead stay valid"))
     }
 
     public func verifyContent(
@@ -454,13 +446,8 @@ public struct MatroskaFormat: FormatHandler {
     ) throws -> ContentCheck {
         let before = originalScan.layout, after = cleanedScan.layout
         let method = "EBML header, Info timing, track codec fields, Cues and all \(before.clusters) Clusters byte-identical at the same offsets"
-        guard before.core == after.core, before.clusters == after.clusters else {
-            return ContentCheck(method: method, passed: false, detail: "element layout changed")
-        }
-        if let r = try ByteComparison.firstDifference(original, cleaned, at: before.core) {
-            return ContentCheck(method: method, passed: false, detail: "element at \(r.lowerBound) differs")
-        }
-        return ContentCheck(method: method, passed: true)
+        return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && before.clusters == after.clusters,
+                                     method: method, part: "element")
     }
 }
 
