@@ -29,13 +29,6 @@ public struct AVIFormat: FormatHandler {
     static let format = "AVI"
     static let maxChunks = 1 << 20
 
-    static let infoCategories: [String: Category] = [
-        "IART": .identity, "ICOP": .identity, "IENG": .identity, "ITCH": .identity, "ICMS": .identity, "IPRO": .identity,
-        "ICRD": .time, "IDIT": .time, "ISMP": .time, "IDAT": .time,
-        "ISFT": .software, "IENC": .software,
-        "ISRC": .device, "ISRF": .device, "IMED": .device, "IDEV": .device, "IMAK": .device, "IMOD": .device,
-        "ILOC": .location, "IARL": .location, "ICNT": .location, "ICNM": .identity,
-    ]
     static let structural: Set<String> = ["avih", "strh", "strf", "indx", "vprp", "dmlh", "idx1"]
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<AVILayout> {
@@ -166,8 +159,9 @@ public struct AVIFormat: FormatHandler {
                 let data = try input.read(at: at + 8, count: Int(min(payload, 4096)))
                 if id != "JUNK" && data.contains(where: { $0 != 0 }) {
                     let name = id.filter { $0.isASCII && ($0.isLetter || $0.isNumber) }
-                    mine.append(add("riff:INFO/\(name)", infoCategories[id] ?? NameClassifier.category(of: name, otherwise: .content), at..<end,
-                                    location: "\(location)/\(name)", detail: "INFO \(name), \(payload) bytes", value: ValueText.render(data[...]),
+                    let kind = RIFFInfo.classify(id, name: name)
+                    mine.append(add("riff:INFO/\(name)", kind.category, at..<end, location: "\(location)/\(name)",
+                                    detail: "INFO \(name), \(payload) bytes", value: ValueText.render(data[...]), unknown: kind.unknown,
                                     action: .junk(at..<end)))
                 }
                 at = end + (payload & 1)

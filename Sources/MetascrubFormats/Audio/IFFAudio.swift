@@ -42,14 +42,6 @@ struct IFFAudio {
 
     static let parseLimit: Int64 = 16 << 20
 
-    static let infoCategory: [String: Category] = [
-        "IART": .identity, "ICOP": .identity, "IENG": .identity, "ITCH": .identity, "ICMS": .identity, "ISRC": .identity,
-        "IWRI": .identity, "IPRO": .identity, "IMUS": .identity, "ISTR": .identity, "IEDT": .identity, "ICNM": .identity,
-        "IPDS": .identity, "IPUB": .identity, "ISFT": .software, "ICRD": .time, "IDIT": .time, "ISMP": .time, "IARL": .location,
-        "ICNT": .location, "ILOC": .location, "ICMT": .content, "INAM": .content, "IPRD": .content, "IGNR": .content,
-        "ITRK": .content, "IPRT": .content, "IKEY": .content, "ISBJ": .content, "ISRF": .content, "ILNG": .content,
-    ]
-
     func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<IFFLayout> {
         let form = try IFFForm.parse(input, format: format, forms: forms)
         var items: [MetadataItem] = []
@@ -139,10 +131,10 @@ struct IFFAudio {
             if options.includeValues {
                 value = String(ID3Frames.latin1(data[(at + 8)..<(at + 8 + size)]).replacingNulls.prefix(200))
             }
-            let known = Self.infoCategory[id]
-            items.append(MetadataItem(key: "\(namespace):INFO/\(name)", category: known ?? NameClassifier.category(of: name, otherwise: .content),
+            let kind = RIFFInfo.classify(id, name: name)
+            items.append(MetadataItem(key: "\(namespace):INFO/\(name)", category: kind.category,
                                       location: "LIST/INFO/\(name)", offset: chunk.payloadOffset + Int64(at), length: Int64(size) + 8,
-                                      value: value, detail: "RIFF INFO text", isUnknown: known == nil))
+                                      value: value, detail: "RIFF INFO text", isUnknown: kind.unknown))
             let end = min(at + 8 + size + (size & 1), data.count)
             entries.append((chunk.payloadOffset + Int64(at)..<chunk.payloadOffset + Int64(end), items.count - 1))
             at = end
