@@ -38,17 +38,17 @@ public struct WebPFormat: FormatHandler {
         var items: [MetadataItem] = []
         var notes: [Note] = []
         var count: [String: Int] = [:]
-        for (index, chunk) in structure.chunks.enumerated() where !Self.imageChunks.contains(chunk.fourCC) {
-            count[chunk.fourCC, default: 0] += 1
-            let name = chunk.fourCC.trimmingSuffixSpaces
-            let location = "\(name)#\(count[chunk.fourCC]!)"
+        for (index, chunk) in structure.chunks.enumerated() where !Self.imageChunks.contains(chunk.id) {
+            count[chunk.id, default: 0] += 1
+            let name = chunk.id.trimmingSuffixSpaces
+            let location = "\(name)#\(count[chunk.id]!)"
             func add(_ key: String, _ category: Category, detail: String, unknown: Bool = false) -> Int {
                 items.append(MetadataItem(key: key, category: category, location: location, offset: chunk.offset,
                                           length: chunk.size + 8, detail: detail, isUnknown: unknown))
                 return items.count - 1
             }
             let parseable = chunk.size <= Self.parseLimit
-            switch chunk.fourCC {
+            switch chunk.id {
             case "EXIF" where parseable:
                 let data = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
                 let first = items.count
@@ -86,7 +86,7 @@ public struct WebPFormat: FormatHandler {
         var keepOrientation: Bool?
         if let exif = layout.exif, let item = exif.orientationItem, plan.disposition(item) == .bake,
            let orientation = exif.orientation, (2...8).contains(orientation) {
-            let lossless = layout.structure.chunks.contains { $0.fourCC == "VP8L" }
+            let lossless = layout.structure.chunks.contains { $0.id == "VP8L" }
             keepOrientation = true
             result.keepOrientationAsFallback(item: item, orientation: orientation, why: lossless
                 ? "rotating VP8L data needs a lossless WebP re-encode, which metascrub does not do"
@@ -105,7 +105,7 @@ public struct WebPFormat: FormatHandler {
             case .item(let item)?:
                 guard plan.keeps(item) else { continue }
                 written.append(.chunk(chunk))
-                present.insert(chunk.fourCC)
+                present.insert(chunk.id)
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
                 written.append(rebuilt == packet ? .chunk(chunk) : .bytes(Self.chunk("XMP ", rebuilt)))
@@ -123,7 +123,7 @@ public struct WebPFormat: FormatHandler {
         var body = OutputPlan()
         for piece in written {
             switch piece {
-            case .chunk(let chunk) where chunk.fourCC == "VP8X" && chunk.size >= 10:
+            case .chunk(let chunk) where chunk.id == "VP8X" && chunk.size >= 10:
                 var payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
                 payload[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
                 if present.contains("ICCP") { payload[0] |= Flag.icc }
@@ -151,8 +151,8 @@ public struct WebPFormat: FormatHandler {
         return result
     }
 
-    static func chunk(_ fourCC: String, _ payload: [UInt8]) -> [UInt8] {
-        Array(fourCC.utf8) + ByteOrder.little.bytes(UInt32(payload.count)) + payload + (payload.count & 1 == 1 ? [0] : [])
+    static func chunk(_ id: String, _ payload: [UInt8]) -> [UInt8] {
+        Array(id.utf8) + ByteOrder.little.bytes(UInt32(payload.count)) + payload + (payload.count & 1 == 1 ? [0] : [])
     }
 
     public func verifyContent(
@@ -164,12 +164,12 @@ public struct WebPFormat: FormatHandler {
             layout.structure.chunks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.chunks[$0] }
         }
         let left = image(before), right = image(after)
-        guard left.map(\.fourCC) == right.map(\.fourCC) else {
+        guard left.map(\.id) == right.map(\.id) else {
             return ContentCheck(method: method, passed: false, detail: "image chunk sequence changed")
         }
         for (x, y) in zip(left, right) {
             // VP8X: everything but the metadata flags must match (alpha, animation, canvas size).
-            let skip: Int64 = x.fourCC == "VP8X" ? 1 : 0
+            let skip: Int64 = x.id == "VP8X" ? 1 : 0
             if skip == 1 {
                 let a = try original.read(at: x.payloadOffset, count: 1)[0], b = try cleaned.read(at: y.payloadOffset, count: 1)[0]
                 let mask = ~(Flag.icc | Flag.exif | Flag.xmp)
@@ -177,7 +177,7 @@ public struct WebPFormat: FormatHandler {
             }
             guard x.size == y.size,
                   try ByteComparison.equal(original, x.payloadOffset + skip..<x.payload.upperBound, cleaned, y.payloadOffset + skip..<y.payload.upperBound) else {
-                return ContentCheck(method: method, passed: false, detail: "\(x.fourCC) chunk at \(x.offset) differs")
+                return ContentCheck(method: method, passed: false, detail: "\(x.id) chunk at \(x.offset) differs")
             }
         }
         return ContentCheck(method: method, passed: true)
