@@ -127,6 +127,21 @@ def batch_clean(kind, ext):
     return files
 
 
+def rotated_vs_upright():
+    """Portrait phone photos (Orientation 6) against the same photos upright: the price of deciding whether
+    the orientation can be baked exactly (issue 14: at most 2x)."""
+    for name in ("portrait-upright", "portrait-rotated"):
+        src = os.path.join(DATA, name)
+        files = sorted(glob.glob(os.path.join(src, "*.jpg")))
+        group = "JPEG portraits, %s (%d files)" % (name.split("-")[1], len(files))
+        log(group)
+        warm(files)
+        out = fresh(os.path.join(WORK, "out"))
+        wall, rss, rc, tail = timed([MS, "clean", src, "--output-dir", os.path.join(out, "ms"), "--quiet"])
+        add(group, "metascrub clean --output-dir", len(files), wall, rss, rc, "" if rc == 0 else "exit %d: %s" % (rc, tail))
+    shutil.rmtree(os.path.join(WORK, "out"), ignore_errors=True)
+
+
 def linearity(jpegs):
     """metascrub clean on a tenth of the JPEGs; the full set's time is the batch row above."""
     tenth = fresh(os.path.join(WORK, "tenth"))
@@ -313,6 +328,10 @@ def targets():
     if cp and ms:
         target("JPEG batch clean <= 1.5x cp -r", ms.wall <= 1.5 * cp.wall and ms.rc == 0,
                "%.2fx (%.2f s vs %.2f s)" % (ms.wall / cp.wall, ms.wall, cp.wall))
+    up = find("JPEG portraits, upright", "metascrub"); rot = find("JPEG portraits, rotated", "metascrub")
+    if up and rot:
+        target("rotated photo <= 2x an upright one (clean)", rot.wall <= 2 * up.wall and rot.rc == 0 and up.rc == 0,
+               "%.2fx (%.2f s vs %.2f s for %d files)" % (rot.wall / up.wall, rot.wall, up.wall, rot.files))
     one = find("one file", "metascrub clean")
     if one:
         target("one file as its own process < 20 ms", one.wall < 0.020 and one.rc == 0, "%.1f ms" % (one.wall * 1000))
@@ -404,6 +423,7 @@ def main():
     jpegs = batch_clean("jpeg", "jpg")
     batch_clean("png", "png")
     batch_clean("heic", "heic")
+    rotated_vs_upright()
     linearity(jpegs)
     scan(jpegs)
     per_invocation(jpegs)

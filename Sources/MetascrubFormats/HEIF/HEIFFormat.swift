@@ -26,4 +26,15 @@ public struct HEIFFormat: FormatHandler {
         let before = originalScan.layout, after = cleanedScan.layout
         return try HEIFVerifier.verify(original: original, before, cleaned: cleaned, after)
     }
+
+    /// The primary image is the picture itself: a policy that would remove its item (by category or as an
+    /// unknown) keeps it, and says so, in scan and clean alike.
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<HEIFLayout>, policy: Policy) throws -> [Finding] {
+        let layout = scan.layout
+        var settled = findings
+        for (id, role) in layout.roles where role == .primary {
+            if let owner = layout.itemOwner[id] { settled.keep(owner, because: "the primary image is the picture itself") }
+        }
+        return settled
+    }
 }

@@ -18,8 +18,17 @@ public struct AnyFormatHandler: Sendable {
     }
 }
 
+/// What the pipeline can ask of any scan, the original's or the cleaned file's: its items and notes, and the
+/// policy's decisions settled by the handler that made it.
+public protocol SettledScan: Sendable {
+    var items: [MetadataItem] { get }
+    var notes: [Note] { get }
+    /// The policy's decisions with those the handler cannot carry out losslessly turned into `keep`.
+    func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding]
+}
+
 /// One file's scan as the pipeline sees it: items and notes, and the way back to the handler that made it.
-public struct FormatScan: Sendable {
+public struct FormatScan: SettledScan {
     private let scanned: any ScannedFile
 
     fileprivate init(_ scanned: any ScannedFile) { self.scanned = scanned }
@@ -27,7 +36,6 @@ public struct FormatScan: Sendable {
     public var items: [MetadataItem] { scanned.items }
     public var notes: [Note] { scanned.notes }
 
-    /// The policy's decisions with those the handler cannot carry out losslessly turned into `keep`.
     public func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
         try scanned.settle(findings, input: input, policy: policy)
     }
@@ -43,7 +51,7 @@ public struct FormatScan: Sendable {
 }
 
 /// A cleaned file's scan, paired with the original's, as verification sees it.
-public struct FormatRescan: Sendable {
+public struct FormatRescan: SettledScan {
     private let pair: any ScannedPair
 
     fileprivate init(_ pair: any ScannedPair) { self.pair = pair }
@@ -51,23 +59,23 @@ public struct FormatRescan: Sendable {
     public var items: [MetadataItem] { pair.items }
     public var notes: [Note] { pair.notes }
 
+    /// `input` is the cleaned file.
+    public func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
+        try pair.settle(findings, input: input, policy: policy)
+    }
+
     /// Compares the decoded or coded content of the cleaned file with the original's.
     public func verifyContent(original: any ByteSource, cleaned: any ByteSource, result: CleanResult) throws -> ContentCheck {
         try pair.verifyContent(original: original, cleaned: cleaned, result: result)
     }
 }
 
-private protocol ScannedFile: Sendable {
-    var items: [MetadataItem] { get }
-    var notes: [Note] { get }
-    func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding]
+private protocol ScannedFile: SettledScan {
     func clean(_ input: any ByteSource, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
     func rescan(_ cleaned: any ByteSource) throws -> FormatRescan
 }
 
-private protocol ScannedPair: Sendable {
-    var items: [MetadataItem] { get }
-    var notes: [Note] { get }
+private protocol ScannedPair: SettledScan {
     func verifyContent(original: any ByteSource, cleaned: any ByteSource, result: CleanResult) throws -> ContentCheck
 }
 
@@ -98,6 +106,10 @@ private struct TypedPair<H: FormatHandler>: ScannedPair {
 
     var items: [MetadataItem] { after.items }
     var notes: [Note] { after.notes }
+
+    func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
+        try handler.settle(findings, input: input, scan: after, policy: policy)
+    }
 
     func verifyContent(original: any ByteSource, cleaned: any ByteSource, result: CleanResult) throws -> ContentCheck {
         try handler.verifyContent(original: original, originalScan: before, cleaned: cleaned, cleanedScan: after, result: result)

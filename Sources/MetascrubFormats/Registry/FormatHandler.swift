@@ -91,8 +91,10 @@ public protocol FormatHandler: Sendable {
     associatedtype Layout: Sendable
 
     func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Layout>
-    /// Turns decisions the handler cannot carry out losslessly into `keep` with a reason, so that scan and
-    /// clean agree. Most formats can do whatever the policy says (the default).
+    /// Turns the policy's decisions this handler cannot carry out for this file (an orientation that cannot be
+    /// baked exactly, a HEIF's primary image) into `keep` with a reason. It must depend only on what a clean
+    /// leaves unchanged (the coded image, the item itself), so that scan, clean and a second clean all decide
+    /// the same: that is what makes clean a fixed point. Most formats can do whatever the policy says (the default).
     func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding]
     /// Writes the cleaned file to `output`. Must copy coded image/sample data unchanged unless the result
     /// says `.losslessTransform` or `.reencode`.
@@ -105,5 +107,13 @@ public protocol FormatHandler: Sendable {
 extension FormatHandler {
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
         findings
+    }
+}
+
+extension Array where Element == Finding {
+    /// Keeps the item at `index` instead of what the policy said, for `reason` (see `FormatHandler.settle`).
+    mutating func keep(_ index: Int, because reason: String) {
+        guard indices.contains(index), self[index].disposition != .keep, self[index].disposition != .fail else { return }
+        self[index] = self[index].keptInstead(because: reason)
     }
 }
