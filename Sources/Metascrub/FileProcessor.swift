@@ -29,6 +29,8 @@ public struct ProcessingOptions: Sendable {
     /// SHA-256 of every input and output for the report. Only the JSON report shows them, and hashing both
     /// sides cost more than the rest of a JPEG clean (docs/benchmarks.md), so the CLI turns it off otherwise.
     public var digests = true
+    /// The format table detection reads (the registry's; tests put a faulty handler in a row to see verification fail).
+    public var formats: [FormatEntry] = FormatRegistry.entries
 
     public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem(),
                 keepModificationTime: Bool = false, allowUncleaned: Bool = false) {
@@ -55,7 +57,7 @@ public struct FileProcessor: Sendable {
 
     func detect(_ source: any ByteSource) throws -> Detected {
         let head = try source.read(at: 0, count: Int(min(Int64(Magic.headLength), source.size)))
-        guard let entry = FormatRegistry.detect(head) else { return .notMedia }
+        guard let entry = FormatRegistry.detect(head, in: options.formats) else { return .notMedia }
         guard let handler = entry.handler else { return .unsupported(entry) }
         return .handled(entry, handler)
     }

@@ -178,7 +178,7 @@ public enum FormatRegistry {
     ]
 
     /// The first row whose magic matches the file's first bytes.
-    public static func detect(_ head: [UInt8]) -> FormatEntry? {
-        entries.first { $0.detect(head) }
+    public static func detect(_ head: [UInt8], in table: [FormatEntry] = entries) -> FormatEntry? {
+        table.first { $0.detect(head) }
     }
 }
