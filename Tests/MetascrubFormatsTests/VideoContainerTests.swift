@@ -21,7 +21,7 @@ final class VideoContainerTests: XCTestCase {
     }
 
     func testStrictCleanLeavesNoMetadataAndSameFrames() throws {
-        try XCTSkipUnless(Tool.available("ffmpeg") && Tool.available("exiftool"))
+        try Tool.require("ffmpeg", "exiftool")
         for name in Self.cleanable {
             let input = Fixture.path("video/" + name)
             let (report, output) = clean(name)
