@@ -65,12 +65,8 @@ public struct FileProcessor: Sendable {
     // MARK: scan
 
     public func scan(_ input: InputFile) -> FileReport {
+        if let early = Self.notRead(input) { return early }
         var report = FileReport(path: input.path, status: .error)
-        if let problem = input.problem {
-            report.error = ErrorInfo(problem)
-            return report
-        }
-        if let skip = input.skip { return Self.skipped(input, skip) }
         do {
             return scan(source: try options.fileSystem.openForReading(input.path), path: input.path)
         } catch {
@@ -113,6 +109,16 @@ public struct FileProcessor: Sendable {
         return report
     }
 
+    /// The report for an input that is not read at all: the walk could not list it, or skips it.
+    static func notRead(_ input: InputFile) -> FileReport? {
+        if let problem = input.problem {
+            var report = FileReport(path: input.path, status: .error)
+            report.error = ErrorInfo(problem)
+            return report
+        }
+        return input.skip.map { skipped(input, $0) }
+    }
+
     static func skipped(_ input: InputFile, _ skip: InputFile.Skip) -> FileReport {
         var report = FileReport(path: input.path, status: .skipped)
         report.reason = skip.reason
@@ -125,12 +131,8 @@ public struct FileProcessor: Sendable {
     // MARK: clean
 
     public func clean(_ input: InputFile, output mode: OutputMode) -> FileReport {
+        if let early = Self.notRead(input) { return early }
         var report = FileReport(path: input.path, status: .error)
-        if let problem = input.problem {
-            report.error = ErrorInfo(problem)
-            return report
-        }
-        if let skip = input.skip { return Self.skipped(input, skip) }
         do {
             let target: String
             switch mode {
