@@ -268,34 +268,28 @@ public struct ASFFormat: FormatHandler {
     public func clean(_ input: any ByteSource, scan: ScanResult<ASFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         let removed = Set(scan.items.indices.filter { !plan.keeps($0) })
-        var padded: [Range<Int64>] = []
-        var zeroed: [Range<Int64>] = []
+        var padding = SameOffset.Padding(groups: layout.groups, removed: removed)
         var epochs: [Int64] = []
-        func inside(_ r: Range<Int64>) -> Bool { padded.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } }
-        for group in layout.groups where !group.items.isEmpty && group.items.allSatisfy({ removed.contains($0) }) {
-            padded.append(group.range)
-        }
         for i in removed.sorted() {
             for action in layout.actions[i] ?? [] {
                 switch action {
-                case .padding(let r) where !inside(r): padded.append(r)
-                case .zero(let r) where !inside(r): zeroed.append(r)
+                case .padding(let r): padding.pad(r)
+                case .zero(let r): padding.zero(r)
                 case .epoch(let at): epochs.append(at)
-                default: break
                 }
             }
         }
         var patches = InPlacePatches()
         for at in epochs { patches.add(at, Self.unixEpoch) }
-        for r in padded {
+        for r in padding.padded {
             var size = [UInt8](repeating: 0, count: 8)
             var v = UInt64(r.count)
             for i in 0..<8 { size[i] = UInt8(v & 0xFF); v >>= 8 }
             patches.add(r.lowerBound, G.padding + size)
             patches.zero(r.lowerBound + 24..<r.upperBound)
         }
-        for r in zeroed where !r.isEmpty { patches.zero(r) }
-        return try SameOffset.write(patches, size: input.size, format: Self.format, from: input, to: output, note: SameOffset.padded(
+        for r in padding.zeroed where !r.isEmpty { patches.zero(r) }
+        return try SameOffset.write(patches, format: Self.format, from: input, to: output, note: SameOffset.padded(
             "metadata objects were overwritten with Padding Objects of the same size; the Data Object and indexes are unchanged"))
     }
 

@@ -183,30 +183,23 @@ public struct AVIFormat: FormatHandler {
     public func clean(_ input: any ByteSource, scan: ScanResult<AVILayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         let removed = Set(scan.items.indices.filter { !plan.keeps($0) })
-        var junk: [Range<Int64>] = []
-        var zero: [Range<Int64>] = []
-        func inside(_ r: Range<Int64>) -> Bool { junk.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } }
-        for group in layout.groups where !group.items.isEmpty && group.items.allSatisfy({ removed.contains($0) }) {
-            junk.append(group.range)
-        }
+        var padding = SameOffset.Padding(groups: layout.groups, removed: removed)
         for i in removed.sorted() {
             for action in layout.actions[i] ?? [] {
                 switch action {
-                case .junk(let r) where !inside(r): junk.append(r)
-                case .zero(let r) where !inside(r): zero.append(r)
-                default: break
+                case .junk(let r): padding.pad(r)
+                case .zero(let r): padding.zero(r)
                 }
             }
         }
         var patches = InPlacePatches()
-        for r in junk {
+        for r in padding.padded {
             patches.add(r.lowerBound, Array("JUNK".utf8) + ByteOrder.little.bytes(UInt32(r.count - 8)))
             patches.zero(r.lowerBound + 8..<r.upperBound)
         }
-        for r in zero { patches.zero(r) }
-        var size = input.size
-        if let trailer = layout.trailer, let item = layout.trailerItem, removed.contains(item) { size = trailer.lowerBound }
-        return try SameOffset.write(patches, size: size, format: Self.format, from: input, to: output, note: SameOffset.padded(
+        for r in padding.zeroed { patches.zero(r) }
+        let cut = layout.trailerItem.flatMap { removed.contains($0) ? layout.trailer : nil }
+        return try SameOffset.write(patches, trailer: cut, format: Self.format, from: input, to: output, note: SameOffset.padded(
             "metadata chunks were overwritten with JUNK chunks of the same size; no byte position moved, so idx1 and OpenDML indexes stay valid"))
     }
 

@@ -308,7 +308,7 @@ public struct MPEGTSFormat: FormatHandler {
             for p in layout.patches[i] ?? [] where seen.insert(p.offset).inserted { patches.add(p.offset, p.bytes) }
         }
         // A kept SDT name in a section whose other name goes: the whole packet (one CRC) is rewritten, so both go.
-        return try SameOffset.write(patches, size: input.size, format: Self.format, from: input, to: output, note: Note(.info, code: "sei-neutralised",
+        return try SameOffset.write(patches, format: Self.format, from: input, to: output, note: Note(.info, code: "sei-neutralised",
             "SEI user-data payloads were overwritten in place with filler of the same length; packets, timestamps and coded slices are unchanged"))
     }
 

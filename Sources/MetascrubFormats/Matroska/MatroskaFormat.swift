@@ -100,43 +100,35 @@ public struct MatroskaFormat: FormatHandler {
                 depth += 1
             }
         }
-        var voided: [Range<Int64>] = []
-        func inside(_ r: Range<Int64>) -> Bool { voided.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } }
-        for group in layout.groups.sorted(by: { $0.range.count > $1.range.count })
-        where !group.items.isEmpty && group.items.allSatisfy({ removed.contains($0) }) && !inside(group.range) {
-            voided.append(group.range)
-        }
-        var zeroed: [Range<Int64>] = []
+        var padding = SameOffset.Padding(groups: layout.groups, removed: removed, outermostOnly: true)
         for i in removed.sorted() {
             for action in layout.actions[i] ?? [] {
                 switch action {
-                case .void(let r) where !inside(r): voided.append(r)
-                case .zeroData(let r) where !inside(r): zeroed.append(r)
-                default: break
+                case .void(let r): padding.pad(r)
+                case .zeroData(let r): padding.zero(r)
                 }
             }
         }
         // SeekHead entries that point at a removed level-1 element go too.
-        let starts = Set(voided.map(\.lowerBound))
-        for seek in layout.seeks where starts.contains(seek.target) && !inside(seek.range) {
-            voided.append(seek.range)
+        let starts = Set(padding.padded.map(\.lowerBound))
+        for seek in layout.seeks where starts.contains(seek.target) {
+            padding.pad(seek.range)
         }
         var patches = InPlacePatches()
-        for r in voided {
+        for r in padding.padded {
             guard let header = EBML.void(Int64(r.count)) else {
                 throw MetascrubError.malformed(format: Self.format, path: "Void", offset: r.lowerBound, reason: "element too small to replace")
             }
             patches.add(r.lowerBound, header)
             patches.zero(r.lowerBound + Int64(header.count)..<r.upperBound)
         }
-        for r in zeroed { patches.zero(r) }
-        for (crc, covered) in layout.checksums where !inside(crc) && patches.ranges.contains(where: { $0.overlaps(covered) }) {
+        for r in padding.zeroed { patches.zero(r) }
+        for (crc, covered) in layout.checksums where !padding.covers(crc) && patches.ranges.contains(where: { $0.overlaps(covered) }) {
             let value = try patches.crc32(input, covered)
             patches.add(crc.lowerBound, ByteOrder.little.bytes(value))
         }
-        var size = input.size
-        if let trailer = layout.trailer, let item = layout.trailerItem, removed.contains(item) { size = trailer.lowerBound }
-        return try SameOffset.write(patches, size: size, format: Self.format, from: input, to: output, note: SameOffset.padded(
+        let cut = layout.trailerItem.flatMap { removed.contains($0) ? layout.trailer : nil }
+        return try SameOffset.write(patches, trailer: cut, format: Self.format, from: input, to: output, note: SameOffset.padded(
             "metadata elements were overwritten with Void elements of the same size; no byte position moved, so Cues and SeekHead stay valid"))
     }
 
