@@ -108,8 +108,8 @@ struct FaultyCleaner<Inner: FormatHandler>: FormatHandler {
         }
     }
 
-    func verifyContent(original: any ByteSource, originalScan: ScanResult<Inner.Layout>, cleaned: any ByteSource,
-                       cleanedScan: ScanResult<Inner.Layout>, result: CleanResult) throws -> ContentCheck {
-        try inner.verifyContent(original: original, originalScan: originalScan, cleaned: cleaned, cleanedScan: cleanedScan, result: result)
+    func verifyContent(original: any ByteSource, _ before: Inner.Layout, cleaned: any ByteSource, _ after: Inner.Layout,
+                       result: CleanResult) throws -> ContentCheck {
+        try inner.verifyContent(original: original, before, cleaned: cleaned, after, result: result)
     }
 }

@@ -293,10 +293,7 @@ public struct ASFFormat: FormatHandler {
             "metadata objects were overwritten with Padding Objects of the same size; the Data Object and indexes are unchanged"))
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<ASFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<ASFLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: ASFLayout, cleaned: any ByteSource, _ after: ASFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "file and stream properties, Data Object and indexes byte-identical at the same offsets"
         return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && !before.core.isEmpty,
                                      method: method, part: "object")

@@ -203,10 +203,7 @@ public struct AVIFormat: FormatHandler {
             "metadata chunks were overwritten with JUNK chunks of the same size; no byte position moved, so idx1 and OpenDML indexes stay valid"))
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<AVILayout>, cleaned: any ByteSource, cleanedScan: ScanResult<AVILayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: AVILayout, cleaned: any ByteSource, _ after: AVILayout, result: CleanResult) throws -> ContentCheck {
         let method = "stream headers and formats, movi lists and indexes byte-identical at the same offsets"
         return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && !before.core.isEmpty,
                                      method: method, part: "chunk")

@@ -150,10 +150,7 @@ public struct FLACFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<FLACLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<FLACLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: FLACLayout, cleaned: any ByteSource, _ after: FLACLayout, result: CleanResult) throws -> ContentCheck {
         let method = "STREAMINFO, SEEKTABLE and every audio frame byte-identical"
         let structural: (FLACLayout) -> [FLACLayout.Block] = { $0.blocks.filter { $0.type == 0 || $0.type == 3 } }
         let x = structural(before), y = structural(after)

@@ -210,8 +210,7 @@ struct IFFAudio {
         return CleanResult(method: .remux)
     }
 
-    func verifyContent(original: any ByteSource, originalScan: ScanResult<IFFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<IFFLayout>) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    func verifyContent(original: any ByteSource, _ before: IFFLayout, cleaned: any ByteSource, _ after: IFFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "format, sample data and every structural chunk byte-identical"
         func structure(_ l: IFFLayout) -> [IFFForm.Chunk] {
             zip(l.form.chunks, l.contents).compactMap { if case .structure = $0.1 { return $0.0 } else { return nil } }
@@ -233,10 +232,4 @@ struct IFFAudio {
 }
 
 /// WAV and AIFF differ only in their chunk tables (`WAVFormat.audio`, `AIFFFormat.audio`): the engine is the handler.
-extension IFFAudio: FormatHandler {
-    func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<IFFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<IFFLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        try verifyContent(original: original, originalScan: originalScan, cleaned: cleaned, cleanedScan: cleanedScan)
-    }
-}
+extension IFFAudio: FormatHandler {}

@@ -124,14 +124,12 @@ public struct MP3Format: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<MP3OrFLACLayout>, cleaned: any ByteSource,
-        cleanedScan: ScanResult<MP3OrFLACLayout>, result: CleanResult
+        original: any ByteSource, _ originalLayout: MP3OrFLACLayout, cleaned: any ByteSource, _ cleanedLayout: MP3OrFLACLayout, result: CleanResult
     ) throws -> ContentCheck {
         let before: MP3Layout, after: MP3Layout
-        switch (originalScan.layout, cleanedScan.layout) {
+        switch (originalLayout, cleanedLayout) {
         case (.flac(let a), .flac(let b)):
-            return try FLACFormat().verifyContent(original: original, originalScan: originalScan.with(layout: a), cleaned: cleaned,
-                                                  cleanedScan: cleanedScan.with(layout: b), result: result)
+            return try FLACFormat().verifyContent(original: original, a, cleaned: cleaned, b, result: result)
         case (.mp3(let a), .mp3(let b)):
             (before, after) = (a, b)
         default:

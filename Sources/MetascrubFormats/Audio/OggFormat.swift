@@ -229,10 +229,7 @@ public struct OggFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<OggLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<OggLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: OggLayout, cleaned: any ByteSource, _ after: OggLayout, result: CleanResult) throws -> ContentCheck {
         let method = "identification and setup headers, and every later page's packets, lacing and granule positions byte-identical"
         guard before.codec == after.codec, before.packets.dropFirst().elementsEqual(after.packets.dropFirst()),
               try ByteComparison.equal(original, before.firstPage.body, cleaned, after.firstPage.body) else {

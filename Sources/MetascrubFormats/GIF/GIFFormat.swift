@@ -119,10 +119,7 @@ public struct GIFFormat: FormatHandler {
         return CleanResult(method: .remux)
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<GIFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<GIFLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: GIFLayout, cleaned: any ByteSource, _ after: GIFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "screen descriptor, colour tables, graphic controls and image blocks (LZW data) byte-identical"
         guard try ByteComparison.equal(original, before.structure.screen, cleaned, after.structure.screen) else {
             return ContentCheck(method: method, passed: false, detail: "logical screen or global colour table differs")

@@ -20,10 +20,7 @@ public struct HEIFFormat: FormatHandler {
         return try cleaner.run(to: output)
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<HEIFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<HEIFLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: HEIFLayout, cleaned: any ByteSource, _ after: HEIFLayout, result: CleanResult) throws -> ContentCheck {
         return try HEIFVerifier.verify(original: original, before, cleaned: cleaned, after)
     }
 

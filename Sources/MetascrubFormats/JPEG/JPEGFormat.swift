@@ -202,10 +202,7 @@ public struct JPEGFormat: FormatHandler {
         }
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<JPEGLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<JPEGLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: JPEGLayout, cleaned: any ByteSource, _ after: JPEGLayout, result: CleanResult) throws -> ContentCheck {
         if result.method == .losslessTransform {
             if result.sampleTolerance > 0 {
                 return try JPEGVerifier.displayedPixels(original: original, orientation: before.orientation ?? 1, cleaned: cleaned,

@@ -63,10 +63,7 @@ public struct JXLFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<JXLLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<JXLLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: JXLLayout, cleaned: any ByteSource, _ after: JXLLayout, result: CleanResult) throws -> ContentCheck {
         let method = "codestream boxes (jxlc/jxlp/jxll/jxli) byte-identical and in the same order"
         if before.bare || after.bare {
             let same = try before.bare == after.bare && original.size == cleaned.size

@@ -19,10 +19,7 @@ public struct MP4Format: FormatHandler {
         return try cleaner.run(to: output)
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<MP4Layout>, cleaned: any ByteSource, cleanedScan: ScanResult<MP4Layout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: MP4Layout, cleaned: any ByteSource, _ after: MP4Layout, result: CleanResult) throws -> ContentCheck {
         return try MP4Verifier.verify(original: original, before, cleaned: cleaned, after)
     }
 }

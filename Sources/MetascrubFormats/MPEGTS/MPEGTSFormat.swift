@@ -312,10 +312,7 @@ public struct MPEGTSFormat: FormatHandler {
             "SEI user-data payloads were overwritten in place with filler of the same length; packets, timestamps and coded slices are unchanged"))
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<MPEGTSLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<MPEGTSLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout
+    public func verifyContent(original: any ByteSource, _ before: MPEGTSLayout, cleaned: any ByteSource, _ after: MPEGTSLayout, result: CleanResult) throws -> ContentCheck {
         let method = "every TS packet byte-identical except neutralised SEI user-data payloads and SDT names"
         // Everything but the ranges a clean may overwrite, at the same offsets.
         var core: [Range<Int64>] = [], at: Int64 = 0

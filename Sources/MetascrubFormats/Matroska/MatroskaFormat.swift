@@ -132,10 +132,7 @@ public struct MatroskaFormat: FormatHandler {
             "metadata elements were overwritten with Void elements of the same size; no byte position moved, so Cues and SeekHead stay valid"))
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<MatroskaLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<MatroskaLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: MatroskaLayout, cleaned: any ByteSource, _ after: MatroskaLayout, result: CleanResult) throws -> ContentCheck {
         let method = "EBML header, Info timing, track codec fields, Cues and all \(before.clusters) Clusters byte-identical at the same offsets"
         return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && before.clusters == after.clusters,
                                      method: method, part: "element")

@@ -96,10 +96,7 @@ public struct PNGFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<PNGLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<PNGLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: PNGLayout, cleaned: any ByteSource, _ after: PNGLayout, result: CleanResult) throws -> ContentCheck {
         if result.method == .losslessTransform {
             let orientation = before.exif?.orientation ?? 1
             return try decodedPixels(original: original, orientation: orientation, cleaned: cleaned, header: before.structure.header,

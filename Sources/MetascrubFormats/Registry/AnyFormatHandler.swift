@@ -112,6 +112,6 @@ private struct TypedPair<H: FormatHandler>: ScannedPair {
     }
 
     func verifyContent(original: any ByteSource, cleaned: any ByteSource, result: CleanResult) throws -> ContentCheck {
-        try handler.verifyContent(original: original, originalScan: before, cleaned: cleaned, cleanedScan: after, result: result)
+        try handler.verifyContent(original: original, before.layout, cleaned: cleaned, after.layout, result: result)
     }
 }

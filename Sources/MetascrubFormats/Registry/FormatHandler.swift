@@ -99,9 +99,10 @@ public protocol FormatHandler: Sendable {
     /// Writes the cleaned file to `output`. Must copy coded image/sample data unchanged unless the result
     /// says `.losslessTransform` or `.reencode`.
     func clean(_ input: any ByteSource, scan: ScanResult<Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
-    /// Compares decoded or coded content of the cleaned file with the original.
-    func verifyContent(original: any ByteSource, originalScan: ScanResult<Layout>, cleaned: any ByteSource,
-                       cleanedScan: ScanResult<Layout>, result: CleanResult) throws -> ContentCheck
+    /// Compares decoded or coded content of the cleaned file with the original, each described by its scan's
+    /// layout (`before` the original's, `after` the cleaned file's).
+    func verifyContent(original: any ByteSource, _ before: Layout, cleaned: any ByteSource, _ after: Layout,
+                       result: CleanResult) throws -> ContentCheck
 }
 
 extension FormatHandler {

@@ -21,10 +21,7 @@ public struct TIFFFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<TIFFLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<TIFFLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: TIFFLayout, cleaned: any ByteSource, _ after: TIFFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "strips/tiles byte-identical and structural tags unchanged, image by image"
         let left = try images(before, original), right = try images(after, cleaned)
         // Every page must survive in order; reduced images and SubIFDs may have been removed.

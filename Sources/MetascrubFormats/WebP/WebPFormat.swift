@@ -145,10 +145,7 @@ public struct WebPFormat: FormatHandler {
         Array(id.utf8) + ByteOrder.little.bytes(UInt32(payload.count)) + payload + (payload.count & 1 == 1 ? [0] : [])
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult<WebPLayout>, cleaned: any ByteSource, cleanedScan: ScanResult<WebPLayout>, result: CleanResult
-    ) throws -> ContentCheck {
-        let before = originalScan.layout, after = cleanedScan.layout
+    public func verifyContent(original: any ByteSource, _ before: WebPLayout, cleaned: any ByteSource, _ after: WebPLayout, result: CleanResult) throws -> ContentCheck {
         let method = "VP8/VP8L/ALPH/ANIM/ANMF payloads and the VP8X canvas byte-identical"
         func image(_ layout: WebPLayout) -> [WebPStructure.Chunk] {
             layout.structure.chunks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.chunks[$0] }
