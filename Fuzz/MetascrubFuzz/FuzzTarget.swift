@@ -57,7 +57,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         let result = try scan.clean(source, plan: plan, to: sink)
         let cleaned = MemoryByteSource(sink.bytes)
         let rescan = try scan.rescan(cleaned)
-        _ = strict.evaluate(rescan.items)
+        _ = strict.evaluate(rescan.scan.items)
         _ = try rescan.verifyContent(original: source, cleaned: cleaned, result: result)
     } catch {
         // A typed error is a correct answer to a broken file.

@@ -256,7 +256,7 @@ public struct FileProcessor: Sendable {
 
     /// The policy's decision for every item, settled by the handler: the one meaning scan, clean and the
     /// verification's re-scan share, so that what clean keeps is never reported as still to remove.
-    func decisions(_ scan: some SettledScan, _ source: any ByteSource) throws -> [Finding] {
+    func decisions(_ scan: FormatScan, _ source: any ByteSource) throws -> [Finding] {
         try scan.settle(options.policy.evaluate(scan.items), input: source, policy: options.policy)
     }
 
@@ -295,7 +295,7 @@ public struct FileProcessor: Sendable {
         } catch {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
         }
-        let remaining = Array(Set(try decisions(rescan, cleaned)
+        let remaining = Array(Set(try decisions(rescan.scan, cleaned)
             .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
             .map(\.item.key))).sorted()
         let content = try rescan.verifyContent(original: source, cleaned: cleaned, result: result)

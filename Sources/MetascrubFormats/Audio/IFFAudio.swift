@@ -12,6 +12,18 @@ enum IFFChunkKind {
     case xmp
     case id3
     case item(key: String, category: Category, detail: String, unknown: Bool)
+
+    /// A chunk the table knows: one item.
+    static func known(_ key: String, _ category: Category, _ detail: String) -> IFFChunkKind {
+        .item(key: key, category: category, detail: detail, unknown: false)
+    }
+
+    /// A chunk the table does not know: one unknown item, classified by its name.
+    static func unknown(_ id: String, namespace: String) -> IFFChunkKind {
+        let name = id.trimmingSuffixSpaces
+        return .item(key: "\(namespace):chunk:\(name)", category: NameClassifier.category(of: name, otherwise: .content),
+                     detail: "unknown \(name) chunk", unknown: true)
+    }
 }
 
 /// The scanner's view of a WAV/AIFF file for the cleaner: what each chunk became.

@@ -90,16 +90,7 @@ enum PNGScanner {
                 }
             case "eXIf":
                 let data = try source.read(at: chunk.dataOffset, count: Int(chunk.length))
-                let first = items.count
-                if let payload = ExifPayload.itemise(data, origin: chunk.dataOffset, location: location, options: options, into: &items, notes: &notes) {
-                    layout.contents[index] = .exif(payload)
-                    if layout.exif == nil {
-                        layout.exif = payload
-                        layout.exifChunk = index
-                    }
-                } else {
-                    layout.contents[index] = .item(first)
-                }
+                layout.addExifChunk(index, data, origin: chunk.dataOffset, location: location, options: options, into: &items, notes: &notes)
             case "tIME":
                 layout.contents[index] = .item(add("png:tIME", .time, detail: "last-modification time"))
             case "iCCP":

@@ -18,17 +18,8 @@ public struct AnyFormatHandler: Sendable {
     }
 }
 
-/// What the pipeline can ask of any scan, the original's or the cleaned file's: its items and notes, and the
-/// policy's decisions settled by the handler that made it.
-public protocol SettledScan: Sendable {
-    var items: [MetadataItem] { get }
-    var notes: [Note] { get }
-    /// The policy's decisions with those the handler cannot carry out losslessly turned into `keep`.
-    func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding]
-}
-
 /// One file's scan as the pipeline sees it: items and notes, and the way back to the handler that made it.
-public struct FormatScan: SettledScan {
+public struct FormatScan: Sendable {
     private let scanned: any ScannedFile
 
     fileprivate init(_ scanned: any ScannedFile) { self.scanned = scanned }
@@ -36,6 +27,7 @@ public struct FormatScan: SettledScan {
     public var items: [MetadataItem] { scanned.items }
     public var notes: [Note] { scanned.notes }
 
+    /// The policy's decisions with those the handler cannot carry out losslessly turned into `keep`.
     public func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
         try scanned.settle(findings, input: input, policy: policy)
     }
@@ -51,17 +43,14 @@ public struct FormatScan: SettledScan {
 }
 
 /// A cleaned file's scan, paired with the original's, as verification sees it.
-public struct FormatRescan: SettledScan {
+public struct FormatRescan: Sendable {
+    /// The cleaned file's own scan (its items, and decisions settled on it).
+    public let scan: FormatScan
     private let pair: any ScannedPair
 
-    fileprivate init(_ pair: any ScannedPair) { self.pair = pair }
-
-    public var items: [MetadataItem] { pair.items }
-    public var notes: [Note] { pair.notes }
-
-    /// `input` is the cleaned file.
-    public func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
-        try pair.settle(findings, input: input, policy: policy)
+    fileprivate init(scan: FormatScan, pair: any ScannedPair) {
+        self.scan = scan
+        self.pair = pair
     }
 
     /// Compares the decoded or coded content of the cleaned file with the original's.
@@ -70,12 +59,15 @@ public struct FormatRescan: SettledScan {
     }
 }
 
-private protocol ScannedFile: SettledScan {
+private protocol ScannedFile: Sendable {
+    var items: [MetadataItem] { get }
+    var notes: [Note] { get }
+    func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding]
     func clean(_ input: any ByteSource, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
     func rescan(_ cleaned: any ByteSource) throws -> FormatRescan
 }
 
-private protocol ScannedPair: SettledScan {
+private protocol ScannedPair: Sendable {
     func verifyContent(original: any ByteSource, cleaned: any ByteSource, result: CleanResult) throws -> ContentCheck
 }
 
@@ -95,7 +87,8 @@ private struct TypedScan<H: FormatHandler>: ScannedFile {
     }
 
     func rescan(_ cleaned: any ByteSource) throws -> FormatRescan {
-        FormatRescan(TypedPair(handler: handler, before: scan, after: try handler.scan(cleaned, options: ScanOptions())))
+        let after = try handler.scan(cleaned, options: ScanOptions())
+        return FormatRescan(scan: FormatScan(TypedScan(handler: handler, scan: after)), pair: TypedPair(handler: handler, before: scan, after: after))
     }
 }
 
@@ -103,13 +96,6 @@ private struct TypedPair<H: FormatHandler>: ScannedPair {
     let handler: H
     let before: ScanResult<H.Layout>
     let after: ScanResult<H.Layout>
-
-    var items: [MetadataItem] { after.items }
-    var notes: [Note] { after.notes }
-
-    func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
-        try handler.settle(findings, input: input, scan: after, policy: policy)
-    }
 
     func verifyContent(original: any ByteSource, cleaned: any ByteSource, result: CleanResult) throws -> ContentCheck {
         try handler.verifyContent(original: original, before.layout, cleaned: cleaned, after.layout, result: result)

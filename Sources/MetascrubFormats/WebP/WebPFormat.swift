@@ -51,16 +51,7 @@ public struct WebPFormat: FormatHandler {
             switch chunk.id {
             case "EXIF" where parseable:
                 let data = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                let first = items.count
-                if let payload = ExifPayload.itemise(data, origin: chunk.payloadOffset, location: location, options: options, into: &items, notes: &notes) {
-                    layout.contents[index] = .exif(payload)
-                    if layout.exif == nil {
-                        layout.exif = payload
-                        layout.exifChunk = index
-                    }
-                } else {
-                    layout.contents[index] = .item(first)
-                }
+                layout.addExifChunk(index, data, origin: chunk.payloadOffset, location: location, options: options, into: &items, notes: &notes)
             case "XMP " where parseable:
                 let packet = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
                 let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: chunk.payloadOffset, options: options,
