@@ -228,7 +228,7 @@ public struct FileProcessor: Sendable {
             result = try scan.clean(source, plan: plan, to: sink)
         }, check: { temp in
             // Verify before anything replaces anything: scan the output again with the same policy.
-            let cleaned = try options.fileSystem.openForReading(temp)
+            let cleaned = try options.fileSystem.openOwnTemporary(temp)
             try verify(original: source, scan: scan, result: result, cleaned: cleaned, report: &report)
             try applyAttributes(from: source, toTemp: temp)
         })
