@@ -53,10 +53,7 @@ public struct GIFFormat: FormatHandler {
                 if ident == Self.xmpApplication, block.range.count <= Self.parseLimit {
                     let raw = try input.read(at: block.dataStart, count: Int(block.range.upperBound - 1 - block.dataStart))
                     let packet = Self.xmpPacket(raw)
-                    let keys = found.lists { items, notes in
-                        XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: block.dataStart, options: options,
-                                         into: &items, notes: &notes)
-                    }
+                    let keys = found.xmp(packet, location: "\(location)/XMP", origin: block.dataStart)
                     layout.contents[index] = .xmp(packet: packet, keys: keys)
                 } else if ident == Self.iccApplication {
                     add("icc:profile", .rendering, location: location, detail: "ICC profile (application extension), \(block.range.count) bytes")

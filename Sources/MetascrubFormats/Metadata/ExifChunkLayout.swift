@@ -15,10 +15,9 @@ protocol ExifChunkLayout {
 
 extension ExifChunkLayout {
     /// Itemises the EXIF block of chunk `index` (`data`, read at `origin`).
-    mutating func addExifChunk(_ index: Int, _ data: [UInt8], origin: Int64, location: String, options: ScanOptions,
-                               into items: inout [MetadataItem], notes: inout [Note]) {
-        let first = items.count
-        guard let payload = ExifPayload.itemise(data, origin: origin, location: location, options: options, into: &items, notes: &notes) else {
+    mutating func addExifChunk(_ index: Int, _ data: [UInt8], origin: Int64, location: String, into found: inout ItemCollector) {
+        let first = found.next
+        guard let payload = found.exif(data, location: location, origin: origin) else {
             contents[index] = Self.itemContent(first)
             return
         }

@@ -18,20 +18,20 @@ struct ItemCollector {
     @discardableResult
     mutating func add(
         _ key: String, _ category: Category, location: String, offset: Int64? = nil, length: Int64? = nil,
-        value: @autoclosure () throws -> String? = nil, detail: String? = nil, unknown: Bool = false, parent: Int? = nil
-    ) rethrows -> Int {
+        value: @autoclosure () -> String? = nil, detail: String? = nil, unknown: Bool = false, parent: Int? = nil
+    ) -> Int {
         items.append(MetadataItem(key: key, category: category, location: location, offset: offset, length: length,
-                                  value: options.includeValues ? try value() : nil, detail: detail, isUnknown: unknown, parent: parent))
+                                  value: options.includeValues ? value() : nil, detail: detail, isUnknown: unknown, parent: parent))
         return items.count - 1
     }
 
     /// Adds one item over a byte range of the file and returns its index.
     @discardableResult
     mutating func add(
-        _ key: String, _ category: Category, _ range: Range<Int64>, location: String, value: @autoclosure () throws -> String? = nil,
+        _ key: String, _ category: Category, _ range: Range<Int64>, location: String, value: @autoclosure () -> String? = nil,
         detail: String? = nil, unknown: Bool = false, parent: Int? = nil
-    ) rethrows -> Int {
-        try add(key, category, location: location, offset: range.lowerBound, length: Int64(range.count), value: try value(),
+    ) -> Int {
+        add(key, category, location: location, offset: range.lowerBound, length: Int64(range.count), value: value(),
                 detail: detail, unknown: unknown, parent: parent)
     }
 
@@ -42,6 +42,16 @@ struct ItemCollector {
     }
 
     mutating func note(_ note: Note) { notes.append(note) }
+
+    /// The properties of an XMP packet, each an item; returns the item → property map a rebuild needs.
+    mutating func xmp(_ packet: [UInt8], location: String, origin: Int64) -> [Int: String] {
+        XMPItems.itemise(packet: packet, location: location, origin: origin, options: options, into: &items, notes: &notes)
+    }
+
+    /// The entries of an EXIF block, each an item; nil (and one unknown item) when the block does not parse.
+    mutating func exif(_ bytes: [UInt8], location: String, origin: Int64) -> ExifPayload? {
+        ExifPayload.itemise(bytes, origin: origin, location: location, options: options, into: &items, notes: &notes)
+    }
 
     /// Hands both lists to an itemiser that appends to them (XMP, EXIF, ID3): two inout arguments taken from
     /// one collector at the call site would overlap.

@@ -35,27 +35,23 @@ public struct WebPFormat: FormatHandler {
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<WebPLayout> {
         let structure = try WebPStructure.parse(input)
         var layout = WebPLayout(structure: structure)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         var count: [String: Int] = [:]
         for (index, chunk) in structure.chunks.enumerated() where !Self.imageChunks.contains(chunk.id) {
             count[chunk.id, default: 0] += 1
             let name = chunk.id.trimmingSuffixSpaces
             let location = "\(name)#\(count[chunk.id]!)"
             func add(_ key: String, _ category: Category, detail: String, unknown: Bool = false) -> Int {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: chunk.offset,
-                                          length: chunk.size + 8, detail: detail, isUnknown: unknown))
-                return items.count - 1
+                found.add(key, category, location: location, offset: chunk.offset, length: chunk.size + 8, detail: detail, unknown: unknown)
             }
             let parseable = chunk.size <= Self.parseLimit
             switch chunk.id {
             case "EXIF" where parseable:
                 let data = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                layout.addExifChunk(index, data, origin: chunk.payloadOffset, location: location, options: options, into: &items, notes: &notes)
+                layout.addExifChunk(index, data, origin: chunk.payloadOffset, location: location, into: &found)
             case "XMP " where parseable:
                 let packet = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: chunk.payloadOffset, options: options,
-                                            into: &items, notes: &notes)
+                let keys = found.xmp(packet, location: "\(location)/XMP", origin: chunk.payloadOffset)
                 layout.contents[index] = .xmp(packet: packet, keys: keys)
             case "ICCP":
                 layout.contents[index] = .item(add("icc:profile", .rendering, detail: "ICC profile (ICCP), \(chunk.size) bytes"))
@@ -65,10 +61,9 @@ public struct WebPFormat: FormatHandler {
             }
         }
         if let trailer = structure.trailer {
-            items.append(try Trailer.item(key: "webp:trailer", range: trailer, in: input, location: "after RIFF form", after: "the RIFF form"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("webp:trailer", trailer, in: input, location: "after RIFF form", after: "the RIFF form")
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult<WebPLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
