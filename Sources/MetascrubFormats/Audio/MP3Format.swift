@@ -32,12 +32,12 @@ public struct MP3Format: FormatHandler {
     static let syncWindow = 64 << 10
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MP3OrFLACLayout> {
-        var items: [MetadataItem] = []
+        var found = ItemCollector(options)
         var position: Int64 = 0
         var leading: [ID3Tag] = []
         while leading.count < Self.maxLeadingTags, let size = try ID3Tag.size(input, at: position) {
             var tag = try ID3Tag.parse(input, at: position, end: input.size, format: Self.format, path: "ID3v2 tag #\(leading.count + 1)")
-            tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &items)
+            tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &found.items)
             leading.append(tag)
             position += size
         }
@@ -54,29 +54,29 @@ public struct MP3Format: FormatHandler {
                 let gap = try input.read(at: position, count: Int(first - position))
                 if gap.contains(where: { $0 != 0 }) {
                     layout.junk = position..<first
-                    items.append(MetadataItem(key: "mp3:junk", category: .content, location: "before the first frame", offset: position,
+                    found.items.append(MetadataItem(key: "mp3:junk", category: .content, location: "before the first frame", offset: position,
                                               length: first - position, detail: "\(first - position) bytes of unknown data before the first audio frame",
                                               isUnknown: true))
-                    layout.junkItem = items.count - 1
+                    layout.junkItem = found.items.count - 1
                 }
             }
             let head = try input.read(at: first, count: Int(min(trailing.start - first, 2048)))
             if let header = MPEGFrameHeader(head), let lame = LAMETag.find(in: head, header: header) {
                 layout.lame = lame
                 if !lame.isNeutral(head) {
-                    items.append(MetadataItem(key: "mp3:encoder", category: .software, location: "first frame/Xing/LAME",
+                    found.items.append(MetadataItem(key: "mp3:encoder", category: .software, location: "first frame/Xing/LAME",
                                               offset: first + Int64(lame.offset), length: 9,
                                               value: options.includeValues ? lame.encoder(head) : nil,
                                               detail: "encoder version in the LAME tag (gapless and seek data are kept)"))
-                    layout.lameItem = items.count - 1
+                    layout.lameItem = found.items.count - 1
                 }
             }
         } else if trailing.start > position {
             throw MetascrubError.malformed(format: Self.format, path: "audio", offset: position, reason: "no MPEG audio frame after the tags")
         }
-        try trailing.itemise(input, options: options, into: &items)
+        try trailing.itemise(input, options: options, into: &found.items)
         layout.trailing = trailing
-        return ScanResult(items: items, layout: .mp3(layout))
+        return found.result(.mp3(layout))
     }
 
     /// Offset of the first frame header in the window that is followed by another header (or by the end).
