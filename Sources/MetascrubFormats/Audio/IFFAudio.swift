@@ -56,8 +56,7 @@ struct IFFAudio {
 
     func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<IFFLayout> {
         let form = try IFFForm.parse(input, format: format, forms: forms)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         var contents: [IFFLayout.Content] = []
         var seen: [String: Int] = [:]
         for chunk in form.chunks {
@@ -65,9 +64,7 @@ struct IFFAudio {
             let name = chunk.id.trimmingSuffixSpaces
             let location = "\(name)#\(seen[chunk.id] ?? 1)"
             func add(_ key: String, _ category: Category, _ detail: String, unknown: Bool = false) -> IFFLayout.Content {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: chunk.offset, length: chunk.size + 8,
-                                          detail: detail, isUnknown: unknown))
-                return .item(items.count - 1)
+                .item(found.add(key, category, location: location, offset: chunk.offset, length: chunk.size + 8, detail: detail, unknown: unknown))
             }
             let parseable = chunk.size <= Self.parseLimit
             switch classify(chunk.id) {
@@ -83,7 +80,7 @@ struct IFFAudio {
                 let type = try input.read(at: chunk.payloadOffset, count: 4)
                 let listType = String(decoding: type, as: UTF8.self)
                 if listType == "INFO" && parseable {
-                    contents.append(.info(try info(input, chunk: chunk, options: options, into: &items)))
+                    contents.append(.info(try info(input, chunk: chunk, options: options, into: &found.items)))
                 } else {
                     let printable = type.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
                     let label = printable ? listType.trimmingSuffixSpaces : "?"
@@ -92,13 +89,12 @@ struct IFFAudio {
                 }
             case .xmp where parseable:
                 let packet = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: chunk.payloadOffset, options: options,
-                                            into: &items, notes: &notes)
+                let keys = found.xmp(packet, location: "\(location)/XMP", origin: chunk.payloadOffset)
                 contents.append(.xmp(packet: packet, keys: keys))
             case .id3 where parseable && chunk.size >= 10:
                 if try ID3Tag.size(input, at: chunk.payloadOffset) != nil {
                     var tag = try ID3Tag.parse(input, at: chunk.payloadOffset, end: chunk.payload.upperBound, format: format, path: "\(location) chunk")
-                    tag.itemise(location: location, options: options, into: &items)
+                    tag.itemise(location: location, options: options, into: &found.items)
                     contents.append(.id3(tag))
                 } else {
                     contents.append(add("\(namespace):\(name)", .content, "\(name) chunk without a readable ID3v2 header", unknown: true))
@@ -111,19 +107,17 @@ struct IFFAudio {
         }
         var layout = IFFLayout(form: form, contents: contents)
         if let trailer = form.trailer {
-            items.append(try Trailer.item(key: "\(namespace):trailer", range: trailer, in: input, location: "after the \(form.formType) form",
-                                          after: "the form"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("\(namespace):trailer", trailer, in: input, location: "after the \(form.formType) form", after: "the form")
             // An ID3 tag appended after the form (some taggers do this): its frames are items inside the trailer.
             if trailer.count <= Int(ID3Tag.maxTagSize), try ID3Tag.size(input, at: trailer.lowerBound) != nil,
                var tag = try? ID3Tag.parse(input, at: trailer.lowerBound, end: trailer.upperBound, format: format, path: "trailing ID3 tag") {
-                let parent = items.count - 1
-                let first = items.count
-                tag.itemise(location: "trailing ID3v2", options: options, into: &items)
-                for i in first..<items.count { items[i].parent = parent }
+                let parent = found.next - 1
+                let first = found.next
+                tag.itemise(location: "trailing ID3v2", options: options, into: &found.items)
+                for i in first..<found.next { found.items[i].parent = parent }
             }
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 
     private func info(_ input: any ByteSource, chunk: IFFForm.Chunk, options: ScanOptions,

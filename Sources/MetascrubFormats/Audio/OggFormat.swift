@@ -110,8 +110,8 @@ public struct OggFormat: FormatHandler {
         let audioStart = position
         var layout = OggLayout(codec: codec, serial: first.serial, firstPage: first, packets: packets, headerPages: headerPages,
                                audioStart: audioStart, pagesEnd: audioStart, cannotClean: cannotClean)
-        var items: [MetadataItem] = []
-        try itemiseComment(&layout, options: options, into: &items)
+        var found = ItemCollector(options)
+        try itemiseComment(&layout, options: options, into: &found.items)
 
         // Walk the remaining page headers: bounds, other streams, bytes after the last page.
         var pages = 0
@@ -129,11 +129,9 @@ public struct OggFormat: FormatHandler {
         }
         layout.pagesEnd = position
         if position < input.size {
-            items.append(try Trailer.item(key: "ogg:trailer", range: position..<input.size, in: input, location: "after the last page",
-                                          after: "the last Ogg page"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("ogg:trailer", position..<input.size, in: input, location: "after the last page", after: "the last Ogg page")
         }
-        return ScanResult(items: items, layout: layout)
+        return found.result(layout)
     }
 
     /// Items of the comment packet (for Ogg FLAC: of every metadata block packet).
