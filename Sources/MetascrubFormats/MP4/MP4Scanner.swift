@@ -7,10 +7,8 @@ import MetascrubCore
 struct MP4Scanner {
     let source: any ByteSource
     let reader: BoxReader
-    let options: ScanOptions
+    var found: ItemCollector
     var layout: MP4Layout
-    var items: [MetadataItem] = []
-    var notes: [Note] = []
 
     /// Padding boxes up to this size are read to tell zeros from left-over bytes.
     static let paddingCheckLimit: Int64 = 1 << 20
@@ -23,10 +21,10 @@ struct MP4Scanner {
         guard !listing.boxes.isEmpty else {
             throw MetascrubError.malformed(format: format, path: "top level", offset: 0, reason: "no boxes")
         }
-        var scanner = MP4Scanner(source: source, reader: reader, options: options,
+        var scanner = MP4Scanner(source: source, reader: reader, found: ItemCollector(options),
                                  layout: MP4Layout(format: format, top: listing.boxes, trailer: listing.leftover))
         try scanner.run()
-        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+        return scanner.found.result(scanner.layout)
     }
 
     var format: String { layout.format }
@@ -34,10 +32,10 @@ struct MP4Scanner {
     @discardableResult
     mutating func add(_ key: String, _ category: Category, _ box: Box, detail: String, value: @autoclosure () -> String? = nil,
                       unknown: Bool = false, parent: Int? = nil, edit: MP4Edit) -> Int {
-        items.append(MetadataItem(key: key, category: category, location: box.path, offset: box.offset, length: box.size,
-                                  value: options.includeValues ? value() : nil, detail: detail, isUnknown: unknown, parent: parent))
-        layout.edits[items.count - 1] = edit
-        return items.count - 1
+        let item = found.add(key, category, location: box.path, offset: box.offset, length: box.size, value: value(), detail: detail,
+                             unknown: unknown, parent: parent)
+        layout.edits[item] = edit
+        return item
     }
 
     mutating func run() throws {
@@ -57,13 +55,13 @@ struct MP4Scanner {
             try scanTopLevel(box, index: index)
         }
         if let trailer = layout.trailer {
-            layout.trailerItem = items.count
-            items.append(try Trailer.item(key: "mp4:trailer", range: trailer, in: source, location: "trailer", after: "the last box"))
+            layout.trailerItem = found.items.count
+            found.items.append(try Trailer.item(key: "mp4:trailer", range: trailer, in: source, location: "trailer", after: "the last box"))
         }
         try scanStreamSEI()
         layout.seiRanges.sort { $0.lowerBound < $1.lowerBound }
         if layout.fragmented {
-            notes.append(Note(.info, code: "mp4-fragmented", "fragmented movie: fragments are copied unchanged; only the movie box is rewritten"))
+            found.notes.append(Note(.info, code: "mp4-fragmented", "fragmented movie: fragments are copied unchanged; only the movie box is rewritten"))
         }
     }
 
@@ -123,11 +121,14 @@ struct MP4Scanner {
             throw MetascrubError.limitExceeded(format: format, path: box.path, offset: box.offset, limit: "\(reader.limits.maxPayloadRead) bytes of XMP")
         }
         let packet = try source.read(at: payloadOffset, count: Int(count), format: format, path: box.path)
-        let first = items.count
-        let content = EmbeddedMetadata.xmpRecord(packet, origin: payloadOffset, location: box.path, options: options, into: &items, notes: &notes)
+        let first = found.items.count
+        let options = found.options
+        let content = found.lists { items, notes in
+            EmbeddedMetadata.xmpRecord(packet, origin: payloadOffset, location: box.path, options: options, into: &items, notes: &notes)
+        }
         // Every XMP property decides for the packet; the packet item (first) carries the edit.
         layout.edits[first] = .xmp(box, content)
-        for i in first + 1..<max(first + 1, items.count) where layout.edits[i] == nil { layout.edits[i] = MP4Edit.none }
+        for i in first + 1..<max(first + 1, found.items.count) where layout.edits[i] == nil { layout.edits[i] = MP4Edit.none }
     }
 
     // MARK: - Movie

@@ -21,7 +21,7 @@ extension MP4Scanner {
 
     /// A short rendering of a udta string atom (QuickTime international text or 3GPP) for `--show-values`.
     func userDataText(_ box: Box) throws -> String? {
-        guard options.includeValues else { return nil }
+        guard found.options.includeValues else { return nil }
         let payload = try source.read(at: box.payloadOffset, count: Int(min(box.payloadSize, 256)))
         let text = payload.filter { (0x20...0x7E).contains($0) }
         return text.isEmpty ? nil : String(decoding: text, as: UTF8.self)
@@ -79,7 +79,7 @@ extension MP4Scanner {
 
     /// The text of an ilst entry's `data` box (type 1: UTF-8) for `--show-values`.
     func ilstText(_ box: Box) throws -> String? {
-        guard options.includeValues else { return nil }
+        guard found.options.includeValues else { return nil }
         let payload = try source.read(at: box.payloadOffset, count: Int(min(box.payloadSize, 512)))
         guard payload.count >= 16, FourCC(bytes: payload[4..<8]) == "data" else { return nil }
         let type = BigEndian.u32(payload, 8) & 0xFFFFFF
