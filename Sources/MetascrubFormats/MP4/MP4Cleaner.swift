@@ -109,9 +109,7 @@ struct MP4Cleaner {
                     out.copy(box.range)
                 }
             case .bytes(_, let bytes): out.append(bytes)
-            case .splice(let box, let splice):
-                out.append(BoxWriter.header(box.type, payloadSize: splice.newCount, extendedType: box.extendedType, preferLarge: box.sizeForm == .large))
-                out.append(contentsOf: splice.plan)
+            case .splice(let box, let splice): out.append(box, spliced: splice)
             }
         }
         try out.write(from: source, to: output)
@@ -357,8 +355,7 @@ struct MP4Cleaner {
             case .copy(let box): box.size
             case .bytes(_, let bytes): Int64(bytes.count)
             case .splice(let box, let splice):
-                Int64(BoxWriter.headerSize(payloadSize: splice.newCount, extendedType: box.extendedType, preferLarge: box.sizeForm == .large))
-                    + splice.newCount
+                box.headerSize(spliced: splice) + splice.newCount
             }
         }
     }
