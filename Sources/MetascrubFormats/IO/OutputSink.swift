@@ -15,12 +15,25 @@ public protocol OutputSink: AnyObject {
     var bytesWritten: Int64 { get }
 }
 
+/// A sink that can overwrite bytes it already wrote, for writers that patch a header once the data is
+/// known (libavformat's muxers seek back to fill in sizes and indexes).
+public protocol PatchableOutputSink: OutputSink {
+    /// Overwrites written bytes at `offset`; `offset + bytes.count` must not pass `bytesWritten`.
+    func overwrite(_ bytes: [UInt8], at offset: Int64) throws
+}
+
 /// Collects output in memory (tests, small intermediate results).
-public final class MemoryOutputSink: OutputSink {
+public final class MemoryOutputSink: PatchableOutputSink {
     public private(set) var bytes: [UInt8] = []
     public init() {}
     public var bytesWritten: Int64 { Int64(bytes.count) }
     public func write(_ bytes: [UInt8]) throws { self.bytes.append(contentsOf: bytes) }
+    public func overwrite(_ bytes: [UInt8], at offset: Int64) throws {
+        guard offset >= 0, offset + Int64(bytes.count) <= Int64(self.bytes.count) else {
+            throw MetascrubError.malformed(format: "output", path: "patch", offset: offset, reason: "overwrite past the end of the written bytes")
+        }
+        self.bytes.replaceSubrange(Int(offset)..<Int(offset) + bytes.count, with: bytes)
+    }
     public func copy(from source: any ByteSource, offset: Int64, count: Int64) throws {
         var done: Int64 = 0
         while done < count {
@@ -32,7 +45,7 @@ public final class MemoryOutputSink: OutputSink {
 }
 
 /// Writes to an open file descriptor with a buffer; copies between files with `copy_file_range`.
-public final class FileOutputSink: OutputSink {
+public final class FileOutputSink: PatchableOutputSink {
     private let fd: Int32
     private let path: String
     private var buffer: [UInt8] = []
@@ -97,6 +110,24 @@ public final class FileOutputSink: OutputSink {
         guard !buffer.isEmpty else { return }
         try writeAll(buffer)
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    public func overwrite(_ bytes: [UInt8], at offset: Int64) throws {
+        guard offset >= 0, offset + Int64(bytes.count) <= bytesWritten else {
+            throw MetascrubError.malformed(format: "output", path: path, offset: offset, reason: "overwrite past the end of the written bytes")
+        }
+        try flush()
+        var done = 0
+        try bytes.withUnsafeBytes { raw in
+            while done < raw.count {
+                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw MetascrubError.io(operation: "write", path: path, errno: errno)
+                }
+                done += n
+            }
+        }
     }
 
     private func writeAll(_ bytes: [UInt8]) throws {
