@@ -2,6 +2,10 @@
 import CAVBridge
 import MetascrubCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Applies the policy's decisions to a libavformat remux, and proves the streams survived it.
 struct AVCleaner {
     let layout: AVLayout
@@ -48,8 +52,41 @@ struct AVCleaner {
     /// Every audio and video stream of the original decodes to the same frames in the cleaned file, in order;
     /// the cleaned file has no stream the original did not have.
     static func verify(original: any ByteSource, cleaned: any ByteSource, layout: AVLayout) throws -> ContentCheck {
-        let before = try AVLibrary.digest(original, format: layout.demuxer)
-        let after = try AVLibrary.digest(cleaned, format: layout.demuxer)
+        // Both files are decoded at once, the cleaned one on a thread of its own (not a pool thread, which
+        // the engine's jobs may all be holding): decoding is nearly all of a clean's time on large files.
+        let job = DigestJob(cleaned, format: layout.demuxer)
+        var thread = pthread_t()
+        let retained = Unmanaged.passRetained(job)
+        let started = pthread_create(&thread, nil, { opaque in
+            Unmanaged<DigestJob>.fromOpaque(opaque!).takeRetainedValue().run()
+            return nil
+        }, retained.toOpaque()) == 0
+        if !started {
+            retained.release()
+            job.run()
+        }
+        let before = Result { try AVLibrary.digest(original, format: layout.demuxer) }
+        if started { pthread_join(thread, nil) }
+        let beforeDigests = try before.get()
+        let after = try job.result!.get()
+        return compare(beforeDigests, after, layout: layout)
+    }
+
+    /// One file's digest on another thread. The source is used by that thread alone until `run` returns.
+    final class DigestJob: @unchecked Sendable {
+        let source: any ByteSource
+        let format: String
+        var result: Result<[cav_stream_digest], any Error>?
+
+        init(_ source: any ByteSource, format: String) {
+            self.source = source
+            self.format = format
+        }
+
+        func run() { result = Result { try AVLibrary.digest(source, format: format) } }
+    }
+
+    static func compare(_ before: [cav_stream_digest], _ after: [cav_stream_digest], layout: AVLayout) -> ContentCheck {
         func same(_ a: cav_stream_digest, _ b: cav_stream_digest) -> Bool {
             a.decoded == b.decoded && a.frames == b.frames && a.errors == b.errors && a.hash == b.hash
         }

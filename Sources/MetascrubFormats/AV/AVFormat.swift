@@ -14,7 +14,8 @@ public struct AVFormat: FormatHandler {
         var scanner = AVScanner(options: options)
         scanner.run(try AVLibrary.scan(input, format: Self.format))
         scanner.layout.head = try input.read(at: 0, count: Int(min(16, input.size)))
-        return ScanResult(items: scanner.items, notes: [], layout: scanner.layout)
+        let note = Note(.info, code: "libavformat", "read by libavformat: \(scanner.layout.containerName) (\(scanner.layout.demuxer))")
+        return ScanResult(items: scanner.items, notes: [note], layout: scanner.layout)
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {

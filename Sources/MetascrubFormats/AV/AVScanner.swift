@@ -4,6 +4,8 @@ import MetascrubCore
 /// What the libavformat scan learned, for the cleaner and the verifier.
 struct AVLayout {
     var demuxer = ""
+    /// libavformat's long name of the container ("FLV (Flash Video)").
+    var containerName = ""
     /// The first bytes of the file (the muxer choice looks at the MPEG-PS pack header).
     var head: [UInt8] = []
     var streamCount = 0
@@ -38,12 +40,11 @@ struct AVScanner {
     init(options: ScanOptions) { self.options = options }
 
     mutating func run(_ entries: [AVEntry]) {
-        var containerName = ""
         for entry in entries {
             switch entry.kind {
             case .format:
                 layout.demuxer = entry.key
-                containerName = entry.value
+                layout.containerName = entry.value
             case .stream:
                 layout.streamCount = max(layout.streamCount, entry.index + 1)
                 addStream(entry)
@@ -53,7 +54,6 @@ struct AVScanner {
                 addTag(entry)
             }
         }
-        _ = containerName
     }
 
     private mutating func add(_ key: String, _ category: Category, location: String, detail: String, value: String? = nil,
