@@ -8,111 +8,42 @@ import MetascrubCore
 /// removal overwrites every payload of that kind in place with same-length filler, so no sample size or offset
 /// changes and decoding is unaffected.
 extension MP4Scanner {
-    /// Largest SEI NAL unit read into memory.
-    static let seiNALLimit = 1 << 20
-
-    /// One kind of SEI message in one track: the item that reports it and every place it is.
-    struct SEIKind {
-        var item: Int
-        var what: String
-        var first: String
-        var count = 0
-        var patches: [(range: Range<Int64>, bytes: [UInt8])] = []
-        var warned = false
-    }
-
     mutating func scanStreamSEI() throws {
-        var kinds: [String: SEIKind] = [:]
+        var tally = SampleSEI.Tally()
         for track in layout.tracks {
             guard let lengthSize = track.nalLengthSize else { continue }
             var number = 0
+            func scan(_ offset: Int64, _ size: Int64, _ scanner: inout MP4Scanner) throws {
+                number += 1
+                let location = "track \(track.id) sample \(number)"
+                for message in try SampleSEI.messages(scanner.source, at: offset, size: size, lengthSize: lengthSize, hevc: track.isHEVC,
+                                                      format: scanner.format, path: location) {
+                    tally.record(message, track: "\(track.id)", location: location) {
+                        let box = Box(type: "sei ", offset: message.range.lowerBound, size: Int64(message.range.count), headerSize: 0,
+                                      sizeForm: .compact, path: "track \(track.id)/sample SEI")
+                        return scanner.add(message.key, message.category, box, detail: message.what, value: message.text,
+                                           unknown: message.key.hasSuffix("user-data"), edit: MP4Edit.none)
+                    }
+                }
+            }
             if track.samples.sizesKnown {
                 let sizes = track.samples.sampleSizes
                 for chunk in track.samples.chunks {
                     var at = chunk.offset
                     for i in chunk.firstSample..<min(chunk.firstSample + chunk.sampleCount, sizes.count) {
-                        number += 1
-                        try scanSample(at: at, size: sizes[i], lengthSize: lengthSize, hevc: track.isHEVC, track: track.id,
-                                       sample: number, kinds: &kinds)
+                        try scan(at, sizes[i], &self)
                         at += sizes[i]
                     }
                 }
             }
-            for (offset, size) in try fragmentSamples(trackID: track.id) {
-                number += 1
-                try scanSample(at: offset, size: size, lengthSize: lengthSize, hevc: track.isHEVC, track: track.id,
-                               sample: number, kinds: &kinds)
-            }
+            for (offset, size) in try fragmentSamples(trackID: track.id) { try scan(offset, size, &self) }
         }
-        for kind in kinds.values {
-            let times = kind.count == 1 ? "" : " ×\(kind.count)"
-            items[kind.item].detail = "\(kind.what)\(times) (first: \(kind.first))"
+        for kind in tally.kinds.values {
+            items[kind.item].detail = tally.detail(kind)
             if !kind.patches.isEmpty { layout.edits[kind.item] = .patch(kind.patches) }
         }
-    }
-
-    /// Walks the length-prefixed NAL units of one sample, reading only headers and SEI units. H.264 puts every
-    /// SEI before the first slice of the access unit, so the walk stops there; HEVC also has suffix SEI.
-    mutating func scanSample(at offset: Int64, size: Int64, lengthSize: Int, hevc: Bool, track: UInt32, sample: Int,
-                             kinds: inout [String: SEIKind]) throws {
-        var at = offset
-        let end = offset + size
-        while at + Int64(lengthSize) + 2 <= end {
-            let head = try source.read(at: at, count: lengthSize + 2, format: format, path: "track \(track) sample \(sample)")
-            var length: Int64 = 0
-            for b in head.prefix(lengthSize) { length = length << 8 | Int64(b) }
-            let nalStart = at + Int64(lengthSize)
-            guard length > 0, length <= end - nalStart else { return }
-            let type = hevc ? Int(head[lengthSize] >> 1) & 0x3F : Int(head[lengthSize] & 0x1F)
-            if !hevc && (1...5).contains(type) { return }
-            let isSEI = hevc ? (type == 39 || type == 40) : type == 6
-            if isSEI, length <= Int64(Self.seiNALLimit) {
-                let nal = try source.read(at: nalStart, count: Int(length), format: format, path: "track \(track) sample \(sample) SEI")
-                seiItems(nal: nal, nalStart: nalStart, hevc: hevc, track: track, sample: sample, kinds: &kinds)
-            }
-            at = nalStart + length
-        }
-    }
-
-    /// Records the user_data_unregistered messages of one SEI NAL unit under their kind. HEVC's two-byte NAL
-    /// header is presented to the H.264 SEI reader as a one-byte one: the message syntax is the same.
-    mutating func seiItems(nal: [UInt8], nalStart: Int64, hevc: Bool, track: UInt32, sample: Int, kinds: inout [String: SEIKind]) {
-        let view = hevc ? [UInt8(6)] + nal.dropFirst(2) : nal
-        let shift: Int64 = hevc ? 1 : 0
-        let codec = hevc ? "hevc" : "h264"
-        for message in H264SEI.messages(nal: view) where message.payloadType == H264SEI.userDataUnregistered {
-            guard let uuid = message.uuid, !message.isNeutralised else { continue }
-            let range = (nalStart + shift + Int64(message.escapedRange.lowerBound))..<(nalStart + shift + Int64(message.escapedRange.upperBound))
-            let text = message.payload.dropFirst(16).prefix(40)
-            let ascii = String(decoding: text.filter { (0x20...0x7E).contains($0) }, as: UTF8.self)
-            let (key, category, what): (String, Category, String)
-            if uuid == H264SEI.x264UUID || ascii.hasPrefix("x264") || ascii.hasPrefix("x265") {
-                (key, category, what) = ("\(codec):sei/encoder-settings", .software, "encoder option string (\(ascii.prefix(4)))")
-            } else if message.isMDPM {
-                (key, category, what) = ("\(codec):sei/mdpm", .location, "AVCHD camera data (MDPM: date, GPS, camera)")
-            } else {
-                (key, category, what) = ("\(codec):sei/user-data", .software, "unregistered user data \(BoxUUID.hex(uuid))")
-            }
-            let id = "\(track)/\(key)/\(BoxUUID.hex(uuid))"
-            if kinds[id] == nil {
-                let box = Box(type: "sei ", offset: range.lowerBound, size: Int64(range.count), headerSize: 0, sizeForm: .compact,
-                              path: "track \(track)/sample SEI")
-                let item = add(key, category, box, detail: what, value: ascii, unknown: key.hasSuffix("user-data"), edit: MP4Edit.none)
-                kinds[id] = SEIKind(item: item, what: what, first: "track \(track) sample \(sample)")
-            }
-            kinds[id]!.count += 1
-            guard let filler = H264SEI.neutralised(nal: view, message: message) else {
-                if !kinds[id]!.warned {
-                    kinds[id]!.warned = true
-                    notes.append(Note(.warning, code: "sei-kept",
-                                      "an SEI user-data message in track \(track) sample \(sample) cannot be overwritten in place; it is kept",
-                                      offset: range.lowerBound))
-                }
-                continue
-            }
-            layout.seiRanges.append(range)
-            kinds[id]!.patches.append((range, filler))
-        }
+        layout.seiRanges += tally.ranges
+        notes += tally.notes
     }
 
     /// Offset and size of every sample of a track in the movie fragments, in file order.
