@@ -4,24 +4,28 @@ import Metascrub
 import MetascrubCore
 import XCTest
 
-/// Issue 17: SEI user data in every access unit (dashcam GPS), in plain and fragmented MP4. Scan lists the kind
-/// once with a count and its first location; clean overwrites every one in place; frames stay identical.
+/// Issue 17: SEI user data in every access unit (dashcam GPS), in plain and fragmented MP4, Matroska and MPEG-TS.
+/// Scan lists the kind once (MP4 and Matroska: with a count and its first location); clean overwrites every one
+/// in place; frames stay identical.
 final class StreamSEITests: XCTestCase {
     let dir = TempDir()
-    static let fixtures = ["sei-every-frame.mp4", "sei-every-frame-frag.mp4"]
+    static let fixtures = ["mp4/sei-every-frame.mp4", "mp4/sei-every-frame-frag.mp4", "video/sei-every-frame.mkv", "video/sei-every-frame.ts"]
 
     func testScanListsEachKindOnceWithCountAndFirstLocation() {
-        for name in Self.fixtures {
-            let sei = Run.scan(Fixture.path("mp4/" + name)).findings.filter { $0.item.key == "h264:sei/user-data" }
+        for (name, first) in [("mp4/sei-every-frame.mp4", "sample"), ("mp4/sei-every-frame-frag.mp4", "sample"), ("video/sei-every-frame.mkv", "block")] {
+            let sei = Run.scan(Fixture.path(name)).findings.filter { $0.item.key == "h264:sei/user-data" }
             XCTAssertEqual(sei.count, 1, "\(name): one item per kind")
-            XCTAssertTrue(sei.first?.item.detail?.contains("×20 (first: track 1 sample 1)") ?? false, "\(name): \(sei.first?.item.detail ?? "")")
+            XCTAssertTrue(sei.first?.item.detail?.contains("×20 (first: track 1 \(first) 1)") ?? false, "\(name): \(sei.first?.item.detail ?? "")")
         }
+        let ts = Run.scan(Fixture.path("video/sei-every-frame.ts")).findings.filter { $0.item.key.hasPrefix("h264:sei") }
+        XCTAssertEqual(ts.count, 1)
+        XCTAssertTrue(ts.first?.item.detail?.contains("in 20 places") ?? false, ts.first?.item.detail ?? "")
     }
 
     func testEveryFrameIsCleanedWithTheSameFrames() throws {
         XCTAssertTrue(Tool.available("ffmpeg"), "oracle ffmpeg missing")
         for name in Self.fixtures {
-            let input = Fixture.path("mp4/" + name), output = dir.file(name)
+            let input = Fixture.path(name), output = dir.file((name as NSString).lastPathComponent)
             XCTAssertTrue(Oracle.contains(input, "CANARY-SEI-GPS"), "\(name): fixture without canaries")
             let report = Run.clean(input, to: output)
             XCTAssertEqual(report.status, .cleaned, name)
@@ -31,6 +35,36 @@ final class StreamSEITests: XCTestCase {
             XCTAssertEqual(frames?.count, 20, name)
             XCTAssertEqual(frames, VideoOracle.frames(output), "\(name): decoded frames changed")
             XCTAssertEqual(Run.scan(output).status, .clean, "\(name): not a fixed point")
+            if name.hasSuffix(".mkv") { XCTAssertEqual(Self.badClusterCRCs(output), "0 of 3", "\(name): Cluster CRC-32 not recomputed") }
         }
+    }
+
+    /// Clusters whose CRC-32 element does not match their other children, by an independent reader (Python's zlib).
+    static func badClusterCRCs(_ path: String) -> String {
+        let script = """
+        import sys, zlib
+        b = open(sys.argv[1], 'rb').read()
+        def vint(o, mask=True):
+            n = 8 - b[o].bit_length() + 1
+            v = b[o] & (0xFF >> n) if mask else b[o]
+            for i in range(1, n): v = v << 8 | b[o + i]
+            return v, n
+        def walk(o, end):
+            while o < end:
+                i, n = vint(o, False); s, m = vint(o + n); yield i, o + n + m, o + n + m + s; o = o + n + m + s
+        bad = total = 0
+        for i, d, e in walk(0, len(b)):
+            if i != 0x18538067: continue
+            for ci, cd, ce in walk(d, e):
+                if ci != 0x1F43B675: continue
+                kids = list(walk(cd, ce))
+                if kids and kids[0][0] == 0xBF:
+                    total += 1
+                    stored = int.from_bytes(b[kids[0][1]:kids[0][2]], 'little')
+                    bad += stored != zlib.crc32(b[kids[0][2]:ce])
+        print('%d of %d' % (bad, total))
+        """
+        let r = Tool.run(["python3", "-c", script, path])
+        return String(decoding: r.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
