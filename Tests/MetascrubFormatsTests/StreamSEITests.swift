@@ -4,18 +4,20 @@ import Metascrub
 import MetascrubCore
 import XCTest
 
-/// Issue 17: SEI user data in every access unit (dashcam GPS), in plain and fragmented MP4, Matroska and MPEG-TS.
-/// Scan lists the kind once (MP4 and Matroska: with a count and its first location); clean overwrites every one
+/// Issue 17: SEI user data in every access unit (dashcam GPS), in plain and fragmented MP4, Matroska, MPEG-TS and AVI.
+/// Scan lists the kind once (MP4, Matroska and AVI: with a count and its first location); clean overwrites every one
 /// in place; frames stay identical.
 final class StreamSEITests: XCTestCase {
     let dir = TempDir()
-    static let fixtures = ["mp4/sei-every-frame.mp4", "mp4/sei-every-frame-frag.mp4", "video/sei-every-frame.mkv", "video/sei-every-frame.ts"]
+    static let fixtures = ["mp4/sei-every-frame.mp4", "mp4/sei-every-frame-frag.mp4", "video/sei-every-frame.mkv", "video/sei-every-frame.ts",
+                            "video/sei-every-frame.avi"]
 
     func testScanListsEachKindOnceWithCountAndFirstLocation() {
-        for (name, first) in [("mp4/sei-every-frame.mp4", "sample"), ("mp4/sei-every-frame-frag.mp4", "sample"), ("video/sei-every-frame.mkv", "block")] {
+        for (name, first) in [("mp4/sei-every-frame.mp4", "track 1 sample 1"), ("mp4/sei-every-frame-frag.mp4", "track 1 sample 1"),
+                              ("video/sei-every-frame.mkv", "track 1 block 1"), ("video/sei-every-frame.avi", "stream 0 frame 1")] {
             let sei = Run.scan(Fixture.path(name)).findings.filter { $0.item.key == "h264:sei/user-data" }
             XCTAssertEqual(sei.count, 1, "\(name): one item per kind")
-            XCTAssertTrue(sei.first?.item.detail?.contains("×20 (first: track 1 \(first) 1)") ?? false, "\(name): \(sei.first?.item.detail ?? "")")
+            XCTAssertTrue(sei.first?.item.detail?.contains("×20 (first: \(first))") ?? false, "\(name): \(sei.first?.item.detail ?? "")")
         }
         let ts = Run.scan(Fixture.path("video/sei-every-frame.ts")).findings.filter { $0.item.key.hasPrefix("h264:sei") }
         XCTAssertEqual(ts.count, 1)
