@@ -42,11 +42,14 @@ enum AVContainers {
         }
     }
 
+    /// Containers libavformat reads but has no muxer for.
+    static let readOnly: Set<String> = ["Musepack", "Monkey's Audio"]
+
     /// For `metascrub formats`: which containers go which way.
     static let summary = """
-        libavformat (FFmpeg, loaded on first use) cleans by stream copy: \(all.map { $0.name }.joined(separator: ", ")).
+        libavformat (FFmpeg, loaded on first use) cleans by stream copy: \(all.map(\.name).filter { !readOnly.contains($0) }.joined(separator: ", ")).
+        It reads \(readOnly.sorted().joined(separator: " and ")) but cannot write them: such files are refused when the policy removes something.
         Native handlers stay first (byte-exact, streaming): MP4/MOV/3GP/3G2, Matroska/WebM/MKA, AVI, MPEG-TS/M2TS,
-        ASF/WMV, WAV, AIFF, FLAC, Ogg, MP3. Musepack and Monkey's Audio are read but have no muxer: files that carry
-        something the policy removes are refused.
+        ASF/WMV, WAV, AIFF, FLAC, Ogg, MP3.
         """
 }
