@@ -112,6 +112,25 @@ final class AVFormatTests: XCTestCase {
         XCTAssertEqual(VideoOracle.frames(path("tags.mxf")), VideoOracle.frames(file))
     }
 
+    /// Musepack and Monkey's Audio have no libavformat muxer: a file with something to remove is refused with the
+    /// items named, never passed on.
+    func testReadOnlyContainersAreRefusedWithTheItemsNamed() {
+        XCTAssertNil(AVContainers.muxer(demuxer: "mpc8", head: []))
+        XCTAssertNil(AVContainers.muxer(demuxer: "ape", head: []))
+        XCTAssertEqual(AVContainers.muxer(demuxer: "mpeg", head: [0, 0, 1, 0xBA, 0x44]), "vob")
+        XCTAssertEqual(AVContainers.muxer(demuxer: "mpeg", head: [0, 0, 1, 0xBA, 0x21]), "mpeg")
+        var layout = AVLayout()
+        layout.demuxer = "ape"
+        let item = MetadataItem(key: "av:artist", category: .identity, location: "format tags")
+        layout.tags = [(AVEntry(kind: .formatTag, index: -1, key: "artist", value: "x"), 0)]
+        let policy = Run.policy("strict")
+        let plan = CleanPlan(findings: policy.evaluate([item]), policy: policy)
+        XCTAssertThrowsError(try AVCleaner(layout: layout, items: [item], plan: plan).run(MemoryByteSource([]), to: MemoryOutputSink())) { error in
+            guard case MetascrubError.unsupported(_, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("av:artist"), reason)
+        }
+    }
+
     /// Every format, stream and chapter tag ffprobe reads with a value, as "scope:key=value", except structure.
     static func ffprobeTags(_ path: String) -> [String] {
         let r = Tool.run(["ffprobe", "-v", "error", "-show_entries", "format_tags:stream_tags:chapter_tags", "-of", "json", path])
