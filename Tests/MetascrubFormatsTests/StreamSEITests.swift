@@ -41,6 +41,23 @@ final class StreamSEITests: XCTestCase {
         }
     }
 
+    /// Motion-JPEG frames from a still camera each carry EXIF: one item with a count, every block blanked.
+    func testMotionJPEGExifIsBlankedInEveryFrame() throws {
+        let input = Fixture.path("video/mjpeg-exif.avi"), output = dir.file("mjpeg-exif.avi")
+        let exif = Run.scan(input).findings.filter { $0.item.key == "avi:mjpeg/exif" }
+        XCTAssertEqual(exif.count, 1)
+        XCTAssertTrue(exif.first?.item.detail?.contains("×10 (first: stream 0 frame 1)") ?? false, exif.first?.item.detail ?? "")
+        XCTAssertEqual(Run.clean(input, to: output).status, .cleaned)
+        for canary in ["CANARY-MJPEG-MAKE", "CANARY-MJPEG-SERIAL", "Exif"] {
+            XCTAssertTrue(Oracle.contains(input, canary), canary)
+            XCTAssertFalse(Oracle.contains(output, canary), "\(canary) left in a frame")
+        }
+        XCTAssertEqual(VideoOracle.frames(input)?.count, 10)
+        XCTAssertEqual(VideoOracle.frames(input), VideoOracle.frames(output), "decoded frames changed")
+        XCTAssertEqual(VideoOracle.residual(output, allowed: AVFormatTests.structural), [], "ExifTool still sees metadata")
+        XCTAssertEqual(Run.scan(output).status, .clean, "not a fixed point")
+    }
+
     /// Clusters whose CRC-32 element does not match their other children, by an independent reader (Python's zlib).
     static func badClusterCRCs(_ path: String) -> String {
         let script = """

@@ -21,6 +21,7 @@ struct AVILayout {
     /// Streams seen so far (`strh` order), which of them are H.264, and frames counted per stream.
     var streams = 0
     var h264Streams: Set<Int> = []
+    var mjpegStreams: Set<Int> = []
     var frames: [Int: Int] = [:]
     /// SEI payloads a clean may overwrite (the verifier skips them).
     var seiRanges: [Range<Int64>] = []
@@ -255,6 +256,6 @@ public struct AVIFormat: FormatHandler {
         if let r = try before.core.first(where: { try !ByteComparison.equal(original, $0, cleaned, $0, skipping: before.seiRanges) }) {
             return ContentCheck(method: method, passed: false, detail: "chunk at \(r.lowerBound) differs")
         }
-        return ContentCheck(method: method + (before.seiRanges.isEmpty ? "" : " outside neutralised SEI user data"), passed: true)
+        return ContentCheck(method: method + (before.seiRanges.isEmpty ? "" : " outside blanked in-frame metadata (SEI user data, JPEG APPn)"), passed: true)
     }
 }

@@ -18,14 +18,14 @@ extension AVIFormat.Scanner {
         guard payload >= 20, layout.streams > 0 else { return }
         let head = try input.read(at: offset + 8, count: 20, format: AVIFormat.format, path: id)
         let code = String(decoding: head[(id == "strh" ? 4 : 16)..<(id == "strh" ? 8 : 20)], as: UTF8.self)
-        if id == "strh" ? head[0..<4].elementsEqual("vids".utf8) && Self.h264Handlers.contains(code) : Self.h264Handlers.contains(code) {
-            layout.h264Streams.insert(layout.streams - 1)
-        }
+        let video = id == "strf" || head[0..<4].elementsEqual("vids".utf8)
+        if video && Self.h264Handlers.contains(code) { layout.h264Streams.insert(layout.streams - 1) }
+        if video && Self.mjpegHandlers.contains(code) { layout.mjpegStreams.insert(layout.streams - 1) }
     }
 
     /// Walks a movi list (and its rec lists) for the frames of H.264 streams.
     mutating func moviSEI(from start: Int64, to end: Int64, depth: Int) throws {
-        guard !layout.h264Streams.isEmpty, depth < 4 else { return }
+        guard !layout.h264Streams.isEmpty || !layout.mjpegStreams.isEmpty, depth < 4 else { return }
         var at = start
         while at + 8 <= end {
             let head = try input.read(at: at, count: 8, format: AVIFormat.format, path: "movi")
@@ -34,10 +34,14 @@ extension AVIFormat.Scanner {
             guard chunkEnd <= end else { return }
             if head[0..<4].elementsEqual("LIST".utf8) {
                 try moviSEI(from: at + 12, to: chunkEnd, depth: depth + 1)
-            } else if head[2] == UInt8(ascii: "d"), let stream = Int(String(decoding: head[0..<2], as: UTF8.self)),
-                      layout.h264Streams.contains(stream) {
-                layout.frames[stream, default: 0] += 1
-                try frameSEI(at: at + 8, size: payload, stream: stream, frame: layout.frames[stream]!)
+            } else if head[2] == UInt8(ascii: "d"), let stream = Int(String(decoding: head[0..<2], as: UTF8.self)) {
+                if layout.h264Streams.contains(stream) {
+                    layout.frames[stream, default: 0] += 1
+                    try frameSEI(at: at + 8, size: payload, stream: stream, frame: layout.frames[stream]!)
+                } else if layout.mjpegStreams.contains(stream) {
+                    layout.frames[stream, default: 0] += 1
+                    try frameSegments(at: at + 8, size: payload, stream: stream, frame: layout.frames[stream]!)
+                }
             }
             at = chunkEnd + (payload & 1)
         }
