@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the libavformat scan learned, for the cleaner and the verifier.
-struct AVLayout {
+public struct AVLayout: Sendable {
     var demuxer = ""
     /// libavformat's long name of the container ("FLV (Flash Video)").
     var containerName = ""

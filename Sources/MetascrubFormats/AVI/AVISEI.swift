@@ -65,7 +65,7 @@ extension AVIFormat.Scanner {
             guard type == 6 else { continue }
             // The NAL ends at the next start code (its zeros belong to the byte stream) or at the frame's end.
             guard k + 1 < starts.count || Int64(bytes.count) == size else {
-                notes.append(Note(.warning, code: "sei-too-large", "an SEI NAL unit in \(location) runs past the bytes inspected", offset: offset + Int64(s)))
+                found.notes.append(Note(.warning, code: "sei-too-large", "an SEI NAL unit in \(location) runs past the bytes inspected", offset: offset + Int64(s)))
                 continue
             }
             var nalEnd = k + 1 < starts.count ? starts[k + 1] - 3 : bytes.count
@@ -82,10 +82,10 @@ extension AVIFormat.Scanner {
     /// Each kind's item gets its count, first location and every replacement.
     mutating func finishSEI() {
         for kind in seiTally.kinds.values {
-            items[kind.item].detail = seiTally.detail(kind)
+            found.items[kind.item].detail = seiTally.detail(kind)
             layout.actions[kind.item] = [.patch(kind.patches)]
         }
         layout.seiRanges = seiTally.ranges.sorted { $0.lowerBound < $1.lowerBound }
-        notes += seiTally.notes
+        found.notes += seiTally.notes
     }
 }

@@ -39,11 +39,11 @@ extension MP4Scanner {
             for (offset, size) in try fragmentSamples(trackID: track.id) { try scan(offset, size, &self) }
         }
         for kind in tally.kinds.values {
-            items[kind.item].detail = tally.detail(kind)
+            found.items[kind.item].detail = tally.detail(kind)
             if !kind.patches.isEmpty { layout.edits[kind.item] = .patch(kind.patches) }
         }
         layout.seiRanges += tally.ranges
-        notes += tally.notes
+        found.notes += tally.notes
     }
 
     /// Offset and size of every sample of a track in the movie fragments, in file order.

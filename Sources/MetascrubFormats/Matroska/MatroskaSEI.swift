@@ -78,14 +78,14 @@ extension MatroskaFormat.Scanner {
     /// Each kind's item gets its count, first location and every replacement.
     mutating func finishSEI() {
         for kind in seiTally.kinds.values {
-            items[kind.item].detail = seiTally.detail(kind)
+            found.items[kind.item].detail = seiTally.detail(kind)
             if let first = kind.patches.first {
-                items[kind.item].offset = first.range.lowerBound
-                items[kind.item].length = Int64(first.range.count)
+                found.items[kind.item].offset = first.range.lowerBound
+                found.items[kind.item].length = Int64(first.range.count)
             }
             if !kind.patches.isEmpty { layout.actions[kind.item, default: []].append(.patch(kind.patches)) }
         }
         layout.seiRanges = seiTally.ranges.sorted { $0.lowerBound < $1.lowerBound }
-        notes += seiTally.notes
+        found.notes += seiTally.notes
     }
 }
