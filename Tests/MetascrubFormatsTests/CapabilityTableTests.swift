@@ -29,6 +29,9 @@ final class CapabilityTableTests: XCTestCase {
     static let knownGaps: Set<String> = [
         "tiff/ICC", "avif/ICC", "avif/Embedded", "avif/Trailer", "heif/ICC", "mov/XMP", "mov/Embedded", "mov/Trailer",
         "mp4/Trailer", "avi/XMP", "wav/Trailer", "aiff/XMP", "aiff/Trailer", "flac/Trailer", "mp3/Trailer",
+        // Attachments and cover streams through libavformat: none of the muxers Debian's FFmpeg writes for the
+        // fixture containers (FLV, PS, NUT, MXF, CAF, WavPack) stores one.
+        "avformat/Embedded",
     ]
 
     /// Strict, and the ICC profile goes too.
