@@ -80,8 +80,12 @@ public enum FormatRegistry {
                 .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove, .embedded: .remove,
             ])),
         FormatEntry(
-            MediaFormat(id: "psd", name: "Photoshop PSD", kind: .image),
-            detect: { Magic.ascii($0, "8BPS") }, unsupportedReason: "Photoshop documents keep layers and history; export a flat image first"),
+            MediaFormat(id: "psd", name: "Photoshop PSD/PSB", kind: .image),
+            detect: { Magic.ascii($0, "8BPS") },
+            handler: PSDFormat(),
+            capabilities: Capabilities([
+                .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove, .embedded: .remove,
+            ])),
         FormatEntry(
             MediaFormat(id: "cr3", name: "Canon CR3", kind: .raw),
             detect: { Magic.isobmffBrands($0)?.first == "crx " }, unsupportedReason: rawReason),
