@@ -30,6 +30,9 @@ public enum FormatRegistry {
     static let mp4Capabilities = Capabilities([
         .xmp: .remove, .text: .remove, .embedded: .remove, .trailer: .remove, .tags: .remove, .timed: .remove,
     ])
+    /// In-place cleaning of TIFF-structured raws: IPTC/Photoshop blocks, XMP, GPS, identifying EXIF and
+    /// maker-note fields, metadata segments of embedded previews.
+    static let rawCapabilities = Capabilities([.exif: .remove, .xmp: .remove, .iptc: .remove, .embedded: .remove])
     static let rawReason = "camera raw files need their maker notes decoded to be cleaned safely; convert to DNG/JPEG/TIFF first"
 
     public static let entries: [FormatEntry] = [
@@ -61,14 +64,14 @@ public enum FormatRegistry {
             capabilities: Capabilities([.xmp: .remove, .icc: .remove, .text: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "cr2", name: "Canon CR2", kind: .raw),
-            detect: { Magic.isTIFF($0) && Magic.ascii($0, "CR", at: 8) }, unsupportedReason: rawReason),
+            detect: { Magic.isTIFF($0) && Magic.ascii($0, "CR", at: 8) }, handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "orf", name: "Olympus ORF", kind: .raw),
             detect: { Magic.ascii($0, "IIRO") || Magic.ascii($0, "IIRS") || Magic.ascii($0, "MMOR") },
-            unsupportedReason: rawReason),
+            handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "rw2", name: "Panasonic RW2", kind: .raw),
-            detect: { Magic.starts($0, [0x49, 0x49, 0x55, 0x00]) }, unsupportedReason: rawReason),
+            detect: { Magic.starts($0, [0x49, 0x49, 0x55, 0x00]) }, handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "raf", name: "Fujifilm RAF", kind: .raw),
             detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, unsupportedReason: rawReason),

@@ -3,15 +3,21 @@ import MetascrubCore
 
 /// TIFF and BigTIFF (baseline, either byte order): the IFD chain is rewritten with the structural tags and the
 /// kept metadata; strips and tiles are copied byte for byte and their offsets rewritten. Camera raws (DNG and
-/// other TIFF-based raws) are refused.
+/// other TIFF-based raws, recognised by their DNG version or sensor-data images) go to `RawTIFFFormat`, which
+/// cleans them in place.
 public struct TIFFFormat: FormatHandler {
     public init() {}
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        try TIFFScanner.scan(input, options: options)
+        do {
+            return try TIFFScanner.scan(input, options: options)
+        } catch MetascrubError.unsupported(let format, _) where format == TIFFScanner.rawFormat || format == "DNG" {
+            return try RawTIFFFormat().scan(input, options: options)
+        }
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        if scan.layout is RawTIFFLayout { return try RawTIFFFormat().clean(input, scan: scan, plan: plan, to: output) }
         guard let layout = scan.layout as? TIFFLayout else {
             throw MetascrubError.verificationFailed(reason: "TIFF cleaner was given another format's scan")
         }
@@ -32,6 +38,10 @@ public struct TIFFFormat: FormatHandler {
     public func verifyContent(
         original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
     ) throws -> ContentCheck {
+        if originalScan.layout is RawTIFFLayout {
+            return try RawTIFFFormat().verifyContent(original: original, originalScan: originalScan, cleaned: cleaned,
+                                                     cleanedScan: cleanedScan, result: result)
+        }
         guard let before = originalScan.layout as? TIFFLayout, let after = cleanedScan.layout as? TIFFLayout else {
             return ContentCheck(method: "none", passed: false, detail: "missing layout")
         }
