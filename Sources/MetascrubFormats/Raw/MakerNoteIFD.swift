@@ -13,6 +13,9 @@ struct MakerNoteIFD {
     }
 
     var vendor: String
+    /// Where the IFD starts, and its byte order (a maker note may use another than the file's).
+    var offset: Int64
+    var order: ByteOrder
     var entries: [Entry]
 
     /// `note`: the maker note's file range; `make`: IFD0's Make; `order`: the file's byte order.
@@ -55,7 +58,7 @@ struct MakerNoteIFD {
             layout = nil
         }
         guard let (vendor, ifdAt, base, o) = layout else { return nil }
-        return MakerNoteIFD(vendor: vendor, entries: try entries(source, at: ifdAt, base: base, order: o, note: note))
+        return MakerNoteIFD(vendor: vendor, offset: ifdAt, order: o, entries: try entries(source, at: ifdAt, base: base, order: o, note: note))
     }
 
     private static func entries(_ source: any ByteSource, at offset: Int64, base: Int64, order: ByteOrder, note: Range<Int64>) throws -> [Entry] {

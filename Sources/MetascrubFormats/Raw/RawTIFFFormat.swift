@@ -65,12 +65,14 @@ public struct RawTIFFFormat: FormatHandler {
 enum RawTIFFPatcher {
     static func patches(_ layout: RawTIFFLayout, source: any ByteSource, plan: CleanPlan, notes: inout [Note]) throws -> InPlacePatches {
         var drops: [Int64: Set<UInt16>] = [:]
+        var orders: [Int64: ByteOrder] = [:]
         var zero: [Range<Int64>] = []
         var blank: [Range<Int64>] = []
         for (item, action) in layout.actions where !plan.keeps(item) {
             switch action {
-            case .drop(let ifd, let tag, let ranges):
+            case .drop(let ifd, let tag, let ranges, let order):
                 drops[ifd, default: []].insert(tag)
+                if let order { orders[ifd] = order }
                 zero += ranges
             case .blank(let range):
                 blank.append(range)
@@ -96,7 +98,7 @@ enum RawTIFFPatcher {
         }
         var tables: [Range<Int64>] = []
         for (ifd, tags) in drops {
-            let table = try rewrittenTable(source, at: ifd, dropping: tags, order: layout.structure.order)
+            let table = try rewrittenTable(source, at: ifd, dropping: tags, order: orders[ifd] ?? layout.structure.order)
             patches.add(ifd, table)
             tables.append(ifd..<ifd + Int64(table.count))
         }

@@ -7,8 +7,9 @@ import MetascrubNative
 struct RawTIFFLayout {
     enum Action {
         /// Take the entry out of its IFD (the table is rewritten where it is, one entry shorter) and zero what
-        /// it pointed to: its out-of-line value, or a whole sub-IFD with its values.
-        case drop(ifd: Int64, tag: UInt16, zero: [Range<Int64>])
+        /// it pointed to: its out-of-line value, or a whole sub-IFD with its values. `order`: the IFD's byte
+        /// order (nil: the file's; maker notes may differ).
+        case drop(ifd: Int64, tag: UInt16, zero: [Range<Int64>], order: ByteOrder? = nil)
         /// Overwrite with zeros, same length (maker-note fields, metadata segments of embedded JPEGs).
         case blank(Range<Int64>)
     }
@@ -145,7 +146,9 @@ enum RawTIFFScanner {
                 case jpgFromRawTag where path == "IFD0":
                     try embeddedJPEG(range(entry), path: "\(location)/JpgFromRaw")
                 case let tag where RawTIFFScanner.imageIFDTags.contains(tag):
-                    let (key, category) = name(tag, directory: .ifd0)
+                    var (key, category) = name(tag, directory: .ifd0)
+                    if tag == TIFFScanner.iptcTag { (key, category) = ("iptc:block", .content) }
+                    if tag == TIFFScanner.photoshopTag { (key, category) = ("photoshop:resources", .content) }
                     add(key, category, location: location, range: range(entry), value: text(entry),
                         action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
                     if tag == TIFFScanner.iptcTag || tag == TIFFScanner.photoshopTag, entry.byteCount <= TIFFScanner.parseLimit {
@@ -247,13 +250,18 @@ enum RawTIFFScanner {
             for field in named {
                 let group = String(field.name.prefix { $0 != "." })
                 let where_: Range<Int64>
+                var action: RawTIFFLayout.Action
                 if let entry = ifd.entries.first(where: { Int($0.tag) == field.number && (field.size < 0 || Int64(field.size) == Int64($0.value.count)) }) {
+                    // A whole entry leaves the maker-note IFD (readers then show nothing, not a zero); the other
+                    // entries' values stay where they are.
                     where_ = entry.value
+                    action = .drop(ifd: ifd.offset, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: ifd.order)
                 } else if let (parent, unit) = MakerNoteFields.arrays[group], let array = ifd.entries.first(where: { $0.tag == parent }),
                           field.size > 0, Int64(field.number) * unit + Int64(field.size) <= Int64(array.value.count) {
                     // An element of a binary array (exiv2 numbers them by their index in units of the element type).
                     let at = array.value.lowerBound + Int64(field.number) * unit
                     where_ = at..<at + Int64(field.size)
+                    action = .blank(where_)
                 } else {
                     if field.size >= 0 { unlocated.append(field.name) }
                     continue
@@ -261,7 +269,7 @@ enum RawTIFFScanner {
                 let value = try source.read(at: where_.lowerBound, count: Int(where_.count))
                 guard value.contains(where: { $0 != 0 }) else { continue }
                 add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
-                    value: options.includeValues ? ValueText.render(value[...]) : nil, action: .blank(where_))
+                    value: options.includeValues ? ValueText.render(value[...]) : nil, action: action)
             }
             if !unlocated.isEmpty {
                 throw MetascrubError.unsupported(format: "camera raw", reason:
