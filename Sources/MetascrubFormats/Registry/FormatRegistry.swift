@@ -75,6 +75,11 @@ public enum FormatRegistry {
         FormatEntry(
             MediaFormat(id: "raf", name: "Fujifilm RAF", kind: .raw),
             detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, unsupportedReason: rawReason),
+        // A DNG whose IFD0 lies in the first bytes; other DNGs and the TIFF-based raws without a magic of their
+        // own (NEF/NRW, ARW/SR2, PEF) are recognised by the TIFF row's scanner and cleaned by the same raw cleaner.
+        FormatEntry(
+            MediaFormat(id: "dng", name: "DNG (and NEF, ARW, PEF via TIFF)", kind: .raw),
+            detect: { Magic.tiffIFD0Tags($0)?.contains(0xC612) ?? false }, handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "tiff", name: "TIFF", kind: .image),
             detect: { Magic.isTIFF($0) },
