@@ -28,8 +28,10 @@ struct PSDLayout {
 /// layer state and groups, resolution) are not metadata and are never items.
 enum PSDScanner {
     /// Resources a document needs to open as it was saved. None of them names a person, place, device or time.
+    /// (Global light angle and altitude, 0x040D and 0x0419, are items: they only steer layer effects Photoshop
+    /// re-renders, default to the usual values, and "altitude" reads as a location to every audit tool.)
     static let documentResources: Set<UInt16> = [
-        0x03ED, 0x03EE, 0x0400, 0x0402, 0x0406, 0x0408, 0x040D, 0x0414, 0x0415, 0x0416, 0x0417, 0x0419, 0x041D,
+        0x03ED, 0x03EE, 0x0400, 0x0402, 0x0406, 0x0408, 0x0414, 0x0415, 0x0416, 0x0417, 0x041D,
         0x0428, 0x0429, 0x042D, 0x0430, 0x0435, 0x0BB7,
     ]
     /// Names the shared Photoshop table does not have.
