@@ -79,3 +79,21 @@ int rawbridge_fingerprint_buffer(const void *data, size_t size, rawbridge_finger
     if (raw == NULL) return -1;
     return finish(raw, libraw_open_buffer(raw, (void *)data, size), out);
 }
+
+static int identified(libraw_data_t *raw, int rc, rawbridge_fingerprint *out) {
+    if (rc != LIBRAW_SUCCESS) snprintf(out->error, sizeof out->error, "LibRaw: %s", libraw_strerror(rc));
+    libraw_close(raw);
+    return rc == LIBRAW_SUCCESS ? 0 : -1;
+}
+
+int rawbridge_identify_file(const char *path, rawbridge_fingerprint *out) {
+    libraw_data_t *raw = start(out);
+    if (raw == NULL) return -1;
+    return identified(raw, libraw_open_file(raw, path), out);
+}
+
+int rawbridge_identify_buffer(const void *data, size_t size, rawbridge_fingerprint *out) {
+    libraw_data_t *raw = start(out);
+    if (raw == NULL) return -1;
+    return identified(raw, libraw_open_buffer(raw, (void *)data, size), out);
+}

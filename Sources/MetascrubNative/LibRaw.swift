@@ -26,10 +26,26 @@ public enum LibRaw {
         return try result(rc, &out)
     }
 
+    /// Whether LibRaw recognises the raw at all (no decoding); the reason when it does not.
+    public static func unrecognised(path: String) -> String? {
+        var out = rawbridge_fingerprint()
+        let rc = path.withCString { rawbridge_identify_file($0, &out) }
+        return rc == 0 ? nil : message(&out)
+    }
+
+    public static func unrecognised(bytes: [UInt8]) -> String? {
+        var out = rawbridge_fingerprint()
+        let rc = bytes.withUnsafeBytes { rawbridge_identify_buffer($0.baseAddress, $0.count, &out) }
+        return rc == 0 ? nil : message(&out)
+    }
+
+    private static func message(_ out: inout rawbridge_fingerprint) -> String {
+        withUnsafeBytes(of: &out.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
     private static func result(_ rc: Int32, _ out: inout rawbridge_fingerprint) throws -> RawFingerprint {
         guard rc == 0 else {
-            let message = withUnsafeBytes(of: &out.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            throw NativeError.library(name: "LibRaw", message: message)
+            throw NativeError.library(name: "LibRaw", message: message(&out))
         }
         return RawFingerprint(pixels: out.pixels, colour: out.colour, width: Int(out.raw_width), height: Int(out.raw_height))
     }

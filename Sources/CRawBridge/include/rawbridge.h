@@ -22,6 +22,11 @@ typedef struct rawbridge_fingerprint {
     char error[160];
 } rawbridge_fingerprint;
 
+/// Whether LibRaw recognises the data as a raw it supports (open and identify only, no decoding): 0 when it
+/// does, -1 otherwise (then `out->error` says why).
+int rawbridge_identify_file(const char *path, rawbridge_fingerprint *out);
+int rawbridge_identify_buffer(const void *data, size_t size, rawbridge_fingerprint *out);
+
 /// Each returns 0 on success, -1 when LibRaw cannot open or unpack the data (then `out->error` says why).
 int rawbridge_fingerprint_file(const char *path, rawbridge_fingerprint *out);
 int rawbridge_fingerprint_buffer(const void *data, size_t size, rawbridge_fingerprint *out);

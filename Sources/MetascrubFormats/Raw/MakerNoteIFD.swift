@@ -61,7 +61,7 @@ struct MakerNoteIFD {
         return MakerNoteIFD(vendor: vendor, offset: ifdAt, order: o, entries: try entries(source, at: ifdAt, base: base, order: o, note: note))
     }
 
-    private static func entries(_ source: any ByteSource, at offset: Int64, base: Int64, order: ByteOrder, note: Range<Int64>) throws -> [Entry] {
+    static func entries(_ source: any ByteSource, at offset: Int64, base: Int64, order: ByteOrder, note: Range<Int64>) throws -> [Entry] {
         let fail = { (reason: String) in MetascrubError.malformed(format: "maker note", path: "MakerNote", offset: offset, reason: reason) }
         guard offset >= note.lowerBound, offset + 2 <= note.upperBound else { throw fail("the maker-note IFD lies outside the maker note") }
         let count = Int(order.u16(try source.read(at: offset, count: 2), 0))

@@ -8,10 +8,25 @@ import MetascrubNative
 /// metadata segments of embedded JPEG previews are overwritten with zeros of the same length. The output is
 /// proven by LibRaw decoding the same sensor data and colour data from both files.
 public struct RawTIFFFormat: FormatHandler {
-    public init() {}
+    /// Canon CR3: the same in-place cleaner over the TIFFs inside its boxes (see `CR3Scanner`).
+    let isCR3: Bool
+
+    public init(cr3: Bool = false) { isCR3 = cr3 }
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        try RawTIFFScanner.scan(input, options: options)
+        // A raw LibRaw does not even recognise is reported like any format without a cleaner (so
+        // --allow-uncleaned can copy it), before its metadata is listed.
+        let reason: String?
+        if let fd = input.fileDescriptor {
+            reason = LibRaw.unrecognised(path: "/proc/self/fd/\(fd)")
+        } else {
+            reason = LibRaw.unrecognised(bytes: try input.readAll())
+        }
+        if let reason {
+            throw MetascrubError.unsupported(format: isCR3 ? "Canon CR3" : "camera raw",
+                                             reason: "LibRaw does not recognise this raw (\(reason)), so a cleaned copy could not be proven to decode the same")
+        }
+        return isCR3 ? try CR3Scanner.scan(input, options: options) : try RawTIFFScanner.scan(input, options: options)
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
@@ -80,8 +95,14 @@ enum RawTIFFPatcher {
         }
         var patches = InPlacePatches()
         for block in layout.xmp {
-            guard let rebuilt = try XMPItems.rebuild(packet: block.packet, keys: block.keys, keeps: plan.keeps) else {
-                drops[block.ifd, default: []].insert(block.tag)
+            let rebuilt = try XMPItems.rebuild(packet: block.packet, keys: block.keys, keeps: plan.keeps)
+            guard let ifd = block.ifd else {
+                // A packet on its own: an empty packet (or spaces) in its place.
+                if rebuilt != block.packet { patches.add(block.value.lowerBound, emptyXMP(filling: Int(block.value.count), with: rebuilt)) }
+                continue
+            }
+            guard let rebuilt else {
+                drops[ifd, default: []].insert(block.tag)
                 if block.value.count > 4 { zero.append(block.value) }
                 continue
             }
@@ -92,7 +113,7 @@ enum RawTIFFPatcher {
             } else {
                 notes.append(Note(.warning, code: "xmp-dropped", "the kept XMP properties do not fit in place; the whole packet is removed",
                                   offset: block.value.lowerBound))
-                drops[block.ifd, default: []].insert(block.tag)
+                drops[ifd, default: []].insert(block.tag)
                 zero.append(block.value)
             }
         }
@@ -107,6 +128,16 @@ enum RawTIFFPatcher {
         for range in merge(zero) { for piece in subtract(keep, from: range) { patches.zero(piece) } }
         for range in merge(blank) { for piece in subtract(tables + patches.ranges, from: range) { patches.zero(piece) } }
         return patches
+    }
+
+    /// `length` bytes holding the kept packet, or an empty one, padded with spaces (XMP allows trailing
+    /// whitespace); only spaces when not even an empty packet fits.
+    static func emptyXMP(filling length: Int, with kept: [UInt8]?) -> [UInt8] {
+        let empty = Array("<?xpacket begin=\"\u{FEFF}\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?><x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/><?xpacket end=\"w\"?>".utf8)
+        for candidate in [kept, empty].compactMap({ $0 }) where candidate.count <= length {
+            return candidate + [UInt8](repeating: 0x20, count: length - candidate.count)
+        }
+        return [UInt8](repeating: 0x20, count: length)
     }
 
     /// The IFD at `offset` without the entries of `tags`: same position and size, the freed tail zeroed.

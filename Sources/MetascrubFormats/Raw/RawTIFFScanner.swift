@@ -15,7 +15,9 @@ struct RawTIFFLayout {
     }
 
     struct XMPBlock {
-        var ifd: Int64
+        /// The IFD entry holding the packet; nil for a packet stored on its own (CR3's XMP box), which is
+        /// emptied in place instead of dropped.
+        var ifd: Int64?
         var tag: UInt16
         var value: Range<Int64>
         var packet: [UInt8]
@@ -29,6 +31,33 @@ struct RawTIFFLayout {
     var imageData: [Range<Int64>] = []
     /// Ranges the cleaner may overwrite inside `imageData` (metadata segments of embedded JPEGs).
     var holes: [Range<Int64>] = []
+
+    /// This layout with every offset moved by `base` and every item index by `items` (a TIFF found inside
+    /// another container, scanned through a window that starts at `base`).
+    func shifted(by base: Int64, items: Int) -> RawTIFFLayout {
+        func move(_ r: Range<Int64>) -> Range<Int64> { r.lowerBound + base..<r.upperBound + base }
+        var result = RawTIFFLayout(structure: structure)
+        for (item, action) in actions {
+            switch action {
+            case .drop(let ifd, let tag, let zero, let order):
+                result.actions[item + items] = .drop(ifd: ifd + base, tag: tag, zero: zero.map(move), order: order ?? structure.order)
+            case .blank(let r):
+                result.actions[item + items] = .blank(move(r))
+            }
+        }
+        result.xmp = xmp.map { XMPBlock(ifd: $0.ifd.map { $0 + base }, tag: $0.tag, value: move($0.value), packet: $0.packet,
+                                        keys: Dictionary(uniqueKeysWithValues: $0.keys.map { ($0.key + items, $0.value) })) }
+        result.imageData = imageData.map(move)
+        result.holes = holes.map(move)
+        return result
+    }
+
+    mutating func absorb(_ other: RawTIFFLayout) {
+        actions.merge(other.actions) { a, _ in a }
+        xmp += other.xmp
+        imageData += other.imageData
+        holes += other.holes
+    }
 }
 
 /// Scans a TIFF-structured camera raw (DNG, CR2, NEF/NRW, ARW/SR2, PEF, ORF, RW2) for what can be removed in

@@ -96,7 +96,8 @@ public enum FormatRegistry {
             ])),
         FormatEntry(
             MediaFormat(id: "cr3", name: "Canon CR3", kind: .raw),
-            detect: { Magic.isobmffBrands($0)?.first == "crx " }, unsupportedReason: rawReason),
+            detect: { Magic.isobmffBrands($0)?.first == "crx " }, handler: RawTIFFFormat(cr3: true),
+            capabilities: Capabilities([.exif: .remove, .xmp: .remove, .embedded: .remove])),
         FormatEntry(
             MediaFormat(id: "avif", name: "AVIF", kind: .image),
             // AVIF files may name a generic major brand (mif1) and list avif among the compatible ones.
