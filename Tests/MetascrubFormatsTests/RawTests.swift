@@ -2,6 +2,7 @@
 import Foundation
 import Metascrub
 import MetascrubCore
+@testable import MetascrubFormats
 import XCTest
 
 /// Camera raws (issue 18), cleaned in place: judged by ExifTool (what is left), LibRaw's own tools (dcraw_emu
@@ -83,8 +84,57 @@ final class RawTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: output))
     }
 
+    func testCR3IsCleanedInPlace() throws {
+        // The skeleton has no sensor data, so LibRaw (and therefore `clean`) refuses it: the scanner and the
+        // in-place patcher are driven directly and their output judged by ExifTool.
+        let input = Fixture.path("raw/skeleton.cr3")
+        XCTAssertEqual(Run.clean(input, to: dir.file("refused.cr3")).error?.code, "unsupported")
+        let source = try FileByteSource(path: input)
+        let scan = try CR3Scanner.scan(source, options: ScanOptions())
+        let keys = Set(scan.items.map(\.key))
+        for key in ["exif:Artist", "exif:DateTimeOriginal", "makernote:Canon.SerialNumber", "makernote:Canon.InternalSerialNumber",
+                    "exif:GPSLatitude", "quicktime:CreateDate", "ctmd:TimeStamp", "xmp:dc:creator"] {
+            XCTAssertTrue(keys.contains(key), "\(key) not found")
+        }
+        guard let layout = scan.layout as? RawTIFFLayout else { return XCTFail("no raw layout") }
+        let policy = Run.policy("strict")
+        var notes: [Note] = []
+        let patches = try RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: policy.evaluate(scan.items), policy: policy),
+                                                 notes: &notes)
+        var bytes = [UInt8](FileManager.default.contents(atPath: input)!)
+        for patch in patches.patches { bytes.replaceSubrange(Int(patch.offset)..<Int(patch.offset) + patch.bytes.count, with: patch.bytes) }
+        let output = dir.file("skeleton.cr3")
+        FileManager.default.createFile(atPath: output, contents: Data(bytes))
+        for canary in ContainerChecks.canaries("raw/skeleton.cr3") + ["CANARY-XMP-CREATOR", "CANARY-CITY"] {
+            XCTAssertFalse(Oracle.contains(output, canary), "canary \(canary) left in the output")
+        }
+        let tags = Oracle.exiftool(output)
+        for gone in ["IFD0:Artist", "IFD0:Copyright", "ExifIFD:DateTimeOriginal", "ExifIFD:SerialNumber", "Canon:SerialNumber",
+                     "Canon:OwnerName", "Canon:InternalSerialNumber", "GPS:GPSLatitude", "XMP-dc:Creator"] {
+            XCTAssertNil(tags[gone], "\(gone) is still there")
+        }
+        XCTAssertEqual(tags["IFD0:Make"] as? String, "Canon")
+        XCTAssertEqual(tags["Canon:CanonImageType"] as? String, "Canon EOS FIXTURE")
+        XCTAssertEqual(tags["QuickTime:CreateDate"] as? String, "0000:00:00 00:00:00")
+        // The CTMD time record (its 10 data bytes at the very end of the file) is zeroed; the record header stays.
+        XCTAssertEqual(Array(bytes.suffix(10)), [UInt8](repeating: 0, count: 10))
+        XCTAssertEqual(Array(bytes.suffix(22).prefix(6)), [22, 0, 0, 0, 1, 0])
+        // Scanning the output finds nothing more to do.
+        XCTAssertEqual(try CR3Scanner.scan(MemoryByteSource(bytes), options: ScanOptions()).items.filter { policy.decide($0).0 != .keep }.map(\.key), [])
+    }
+
     func testDamagedRawsNeverCrash() {
         ContainerChecks.assertRobust("raw/canon.dng", in: dir)
+        // LibRaw refuses the CR3 skeleton before its scanner runs, so the scanner itself is given cut and
+        // bit-flipped copies: it may throw, never trap.
+        let bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/skeleton.cr3"))!)
+        var state: UInt64 = 0x5EED
+        for k in 0..<200 {
+            var variant = Array(bytes[..<(bytes.count * (k % 20 + 1) / 20)])
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            if k >= 20 { variant[Int(state >> 33) % variant.count] ^= UInt8(1 << (k % 8)) }
+            _ = try? CR3Scanner.scan(MemoryByteSource(variant), options: ScanOptions())
+        }
     }
 
     /// dcraw_emu's 16-bit PPM of a raw (a PPM holds no metadata, so equal bytes mean an equal image).
