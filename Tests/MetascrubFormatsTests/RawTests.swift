@@ -123,6 +123,40 @@ final class RawTests: XCTestCase {
         XCTAssertEqual(try CR3Scanner.scan(MemoryByteSource(bytes), options: ScanOptions()).items.filter { policy.decide($0).0 != .keep }.map(\.key), [])
     }
 
+    func testRAFIsCleanedInPlace() throws {
+        // LibRaw cannot unpack the skeleton, so `clean` refuses it; the scanner and patcher are driven directly.
+        let input = Fixture.path("raw/skeleton.raf")
+        XCTAssertEqual(Run.clean(input, to: dir.file("refused.raf")).error?.code, "unsupported")
+        let source = try FileByteSource(path: input)
+        let scan = try RAFScanner.scan(source, options: ScanOptions())
+        guard let layout = scan.layout as? RawTIFFLayout else { return XCTFail("no raw layout") }
+        let policy = Run.policy("strict")
+        var notes: [Note] = []
+        let patches = try RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: policy.evaluate(scan.items), policy: policy),
+                                                 notes: &notes)
+        var bytes = [UInt8](FileManager.default.contents(atPath: input)!)
+        for patch in patches.patches { bytes.replaceSubrange(Int(patch.offset)..<Int(patch.offset) + patch.bytes.count, with: patch.bytes) }
+        let output = dir.file("skeleton.raf")
+        FileManager.default.createFile(atPath: output, contents: Data(bytes))
+        for canary in ContainerChecks.canaries("raw/skeleton.raf") + ["CANARY-DESCRIPTION", "CANARY-SOFTWARE-1.0"] {
+            XCTAssertFalse(Oracle.contains(output, canary), "canary \(canary) left in the output")
+        }
+        let tags = Oracle.exiftool(output)
+        for gone in ["IFD0:Artist", "IFD0:Copyright", "ExifIFD:DateTimeOriginal", "ExifIFD:SerialNumber", "GPS:GPSLatitude"] {
+            XCTAssertNil(tags[gone], "\(gone) is still there")
+        }
+        XCTAssertEqual(tags["IFD0:Make"] as? String, "FUJIFILM")
+        // The embedded JPEG still shows the same picture; the CFA header and data are untouched.
+        let before = dir.file("raf-before.jpg"), after = dir.file("raf-after.jpg")
+        FileManager.default.createFile(atPath: before, contents: Tool.run(["exiftool", "-b", "-PreviewImage", input]).stdout)
+        FileManager.default.createFile(atPath: after, contents: Tool.run(["exiftool", "-b", "-PreviewImage", output]).stdout)
+        XCTAssertNotNil(Oracle.pixels(before, autoOrient: false))
+        XCTAssertEqual(Oracle.pixels(before, autoOrient: false), Oracle.pixels(after, autoOrient: false))
+        let original = [UInt8](FileManager.default.contents(atPath: input)!)
+        XCTAssertEqual(Array(bytes.suffix(64 + 12)), Array(original.suffix(64 + 12)))
+        XCTAssertEqual(try RAFScanner.scan(MemoryByteSource(bytes), options: ScanOptions()).items.filter { policy.decide($0).0 != .keep }.map(\.key), [])
+    }
+
     func testDamagedRawsNeverCrash() {
         ContainerChecks.assertRobust("raw/canon.dng", in: dir)
         // LibRaw refuses the CR3 skeleton before its scanner runs, so the scanner itself is given cut and
@@ -134,6 +168,13 @@ final class RawTests: XCTestCase {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             if k >= 20 { variant[Int(state >> 33) % variant.count] ^= UInt8(1 << (k % 8)) }
             _ = try? CR3Scanner.scan(MemoryByteSource(variant), options: ScanOptions())
+        }
+        let raf = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/skeleton.raf"))!)
+        for k in 0..<200 {
+            var variant = Array(raf[..<(raf.count * (k % 20 + 1) / 20)])
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            if k >= 20 { variant[Int(state >> 33) % variant.count] ^= UInt8(1 << (k % 8)) }
+            _ = try? RAFScanner.scan(MemoryByteSource(variant), options: ScanOptions())
         }
     }
 

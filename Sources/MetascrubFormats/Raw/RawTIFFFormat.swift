@@ -8,10 +8,12 @@ import MetascrubNative
 /// metadata segments of embedded JPEG previews are overwritten with zeros of the same length. The output is
 /// proven by LibRaw decoding the same sensor data and colour data from both files.
 public struct RawTIFFFormat: FormatHandler {
-    /// Canon CR3: the same in-place cleaner over the TIFFs inside its boxes (see `CR3Scanner`).
-    let isCR3: Bool
+    /// Where the TIFF structures are: the whole file, the boxes of a Canon CR3 (`CR3Scanner`), or the
+    /// embedded JPEG of a Fujifilm RAF (`RAFScanner`). The in-place cleaning and the proof are the same.
+    public enum Container: Sendable { case tiff, cr3, raf }
+    let container: Container
 
-    public init(cr3: Bool = false) { isCR3 = cr3 }
+    public init(_ container: Container = .tiff) { self.container = container }
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
         // A raw LibRaw does not even recognise is reported like any format without a cleaner (so
@@ -23,10 +25,14 @@ public struct RawTIFFFormat: FormatHandler {
             reason = LibRaw.unrecognised(bytes: try input.readAll())
         }
         if let reason {
-            throw MetascrubError.unsupported(format: isCR3 ? "Canon CR3" : "camera raw",
+            throw MetascrubError.unsupported(format: container == .cr3 ? "Canon CR3" : container == .raf ? "Fujifilm RAF" : "camera raw",
                                              reason: "LibRaw does not recognise this raw (\(reason)), so a cleaned copy could not be proven to decode the same")
         }
-        return isCR3 ? try CR3Scanner.scan(input, options: options) : try RawTIFFScanner.scan(input, options: options)
+        switch container {
+        case .tiff: return try RawTIFFScanner.scan(input, options: options)
+        case .cr3: return try CR3Scanner.scan(input, options: options)
+        case .raf: return try RAFScanner.scan(input, options: options)
+        }
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
@@ -123,8 +129,9 @@ enum RawTIFFPatcher {
             patches.add(ifd, table)
             tables.append(ifd..<ifd + Int64(table.count))
         }
-        // Zeroed values never touch a rewritten table, image data or XMP written in place.
-        let keep = tables + layout.imageData + patches.ranges
+        // Zeroed values never touch a rewritten table, image data (outside its declared holes, such as the EXIF
+        // of an embedded JPEG) or XMP written in place.
+        let keep = tables + layout.imageData.flatMap { subtract(layout.holes, from: $0) } + patches.ranges
         for range in merge(zero) { for piece in subtract(keep, from: range) { patches.zero(piece) } }
         for range in merge(blank) { for piece in subtract(tables + patches.ranges, from: range) { patches.zero(piece) } }
         return patches

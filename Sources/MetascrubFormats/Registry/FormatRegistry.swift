@@ -33,7 +33,6 @@ public enum FormatRegistry {
     /// In-place cleaning of TIFF-structured raws: IPTC/Photoshop blocks, XMP, GPS, identifying EXIF and
     /// maker-note fields, metadata segments of embedded previews.
     static let rawCapabilities = Capabilities([.exif: .remove, .xmp: .remove, .iptc: .remove, .embedded: .remove])
-    static let rawReason = "camera raw files need their maker notes decoded to be cleaned safely; convert to DNG/JPEG/TIFF first"
 
     public static let entries: [FormatEntry] = [
         FormatEntry(
@@ -74,7 +73,8 @@ public enum FormatRegistry {
             detect: { Magic.starts($0, [0x49, 0x49, 0x55, 0x00]) }, handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "raf", name: "Fujifilm RAF", kind: .raw),
-            detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, unsupportedReason: rawReason),
+            detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, handler: RawTIFFFormat(.raf),
+            capabilities: Capabilities([.exif: .remove, .xmp: .remove, .embedded: .remove])),
         // A DNG whose IFD0 lies in the first bytes; other DNGs and the TIFF-based raws without a magic of their
         // own (NEF/NRW, ARW/SR2, PEF) are recognised by the TIFF row's scanner and cleaned by the same raw cleaner.
         FormatEntry(
@@ -96,7 +96,7 @@ public enum FormatRegistry {
             ])),
         FormatEntry(
             MediaFormat(id: "cr3", name: "Canon CR3", kind: .raw),
-            detect: { Magic.isobmffBrands($0)?.first == "crx " }, handler: RawTIFFFormat(cr3: true),
+            detect: { Magic.isobmffBrands($0)?.first == "crx " }, handler: RawTIFFFormat(.cr3),
             capabilities: Capabilities([.exif: .remove, .xmp: .remove, .embedded: .remove])),
         FormatEntry(
             MediaFormat(id: "avif", name: "AVIF", kind: .image),
