@@ -41,8 +41,9 @@ let package = Package(
             linkerSettings: [.linkedLibrary("exiv2")]
         ),
 
-        // LibRaw (C API over C++, thread-safe build): decodes camera raws to prove a cleaned raw decodes the same.
-        .target(name: "CRawBridge", linkerSettings: [.linkedLibrary("raw_r")]),
+        // LibRaw (C API over C++, thread-safe build), through dlopen on first use: decodes camera raws to prove a
+        // cleaned raw decodes the same.
+        .target(name: "CRawBridge", linkerSettings: [.linkedLibrary("dl")]),
 
         // Linux system calls Glibc's module does not export.
         .target(name: "CPlatform"),
