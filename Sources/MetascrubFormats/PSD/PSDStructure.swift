@@ -74,6 +74,13 @@ struct PSDStructure {
     private static func compositeEnd(_ source: any ByteSource, head: [UInt8], at start: Int64, large: Bool, format: String) throws -> Int64 {
         let channels = Int64(BigEndian.u16(head, 12)), height = Int64(BigEndian.u32(head, 14))
         let width = Int64(BigEndian.u32(head, 18)), depth = Int64(BigEndian.u16(head, 22))
+        // The specification's limits (56 channels, 30,000 pixels a side, 300,000 in a PSB) keep the sizes
+        // below from overflowing.
+        let side: Int64 = large ? 300_000 : 30_000
+        guard (1...56).contains(channels), (1...side).contains(height), (1...side).contains(width), [1, 8, 16, 32].contains(depth) else {
+            throw MetascrubError.malformed(format: format, path: "header", offset: 12,
+                                           reason: "\(channels) channels of \(width)x\(height) at \(depth) bits is outside the format's limits")
+        }
         let compression = BigEndian.u16(try source.read(at: start, count: 2, format: format, path: "image data"), 0)
         let rows = channels * height
         let end: Int64
