@@ -49,10 +49,11 @@ enum CR3Scanner {
                 guard size >= header else {
                     throw MetascrubError.malformed(format: "CR3", path: "\(path)/\(type)", offset: at, reason: "box smaller than its header")
                 }
-                var end = at + size
+                // Compared before adding: a 64-bit size near 2^63 must not overflow.
+                var end = size > source.size - at ? source.size + 1 : at + size
                 if end > source.size {
                     notes.append(Note(.warning, code: "damaged-input",
-                                      "damaged input: \(path)/\(type) at offset \(at) runs \(end - source.size) bytes past the end of the file; its bytes are copied as they are",
+                                      "damaged input: \(path)/\(type) at offset \(at) runs past the end of the file; its bytes are copied as they are",
                                       offset: at))
                     end = source.size
                 } else if end > range.upperBound {
@@ -134,6 +135,11 @@ enum CR3Scanner {
                 let perChunk = runs.last(where: { $0.0 <= k + 1 })?.1 ?? 1
                 var at = chunk
                 for _ in 0..<perChunk where sample < sizes.count {
+                    // Offsets and sizes come from the file: anything past its end is only noted.
+                    guard at >= 0, at <= source.size, sizes[sample] <= source.size - at else {
+                        beyondEnd(at)
+                        return
+                    }
                     try ctmdSample(at..<at + sizes[sample])
                     at += sizes[sample]
                     sample += 1
@@ -141,13 +147,13 @@ enum CR3Scanner {
             }
         }
 
+        mutating func beyondEnd(_ offset: Int64) {
+            notes.append(Note(.warning, code: "damaged-input",
+                              "damaged input: a CTMD sample at offset \(offset) lies beyond the end of the file; it is copied as it is",
+                              offset: offset))
+        }
+
         mutating func ctmdSample(_ range: Range<Int64>) throws {
-            guard range.lowerBound >= 0, range.upperBound <= source.size else {
-                notes.append(Note(.warning, code: "damaged-input",
-                                  "damaged input: a CTMD sample at offset \(range.lowerBound) lies beyond the end of the file; it is copied as it is",
-                                  offset: range.lowerBound))
-                return
-            }
             let bytes = try source.read(at: range.lowerBound, count: Int(range.count))
             var at = 0
             while at + 12 <= bytes.count {
