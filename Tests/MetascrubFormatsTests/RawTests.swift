@@ -169,6 +169,18 @@ final class RawTests: XCTestCase {
             if k >= 20 { variant[Int(state >> 33) % variant.count] ^= UInt8(1 << (k % 8)) }
             _ = try? CR3Scanner.scan(MemoryByteSource(variant), options: ScanOptions())
         }
+        // The same for the TIFF raw scanner and the patcher (the engine only reaches them for raws LibRaw reads).
+        let dngBytes = [UInt8](FileManager.default.contents(atPath: dng)!)
+        let strict = Run.policy("strict")
+        for k in 0..<300 {
+            var variant = Array(dngBytes[..<(dngBytes.count * (k % 20 + 1) / 20)])
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            if k >= 20 { for j in 0..<(1 + k % 4) { variant[Int((state >> 33) &+ UInt64(j * 7919)) % variant.count] ^= UInt8(1 << ((k + j) % 8)) } }
+            let source = MemoryByteSource(variant)
+            guard let scan = try? RawTIFFScanner.scan(source, options: ScanOptions()), let layout = scan.layout as? RawTIFFLayout else { continue }
+            var notes: [Note] = []
+            _ = try? RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: strict.evaluate(scan.items), policy: strict), notes: &notes)
+        }
         let raf = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/skeleton.raf"))!)
         for k in 0..<200 {
             var variant = Array(raf[..<(raf.count * (k % 20 + 1) / 20)])
