@@ -96,7 +96,7 @@ final class RawTests: XCTestCase {
                     "exif:GPSLatitude", "quicktime:CreateDate", "ctmd:TimeStamp", "xmp:dc:creator"] {
             XCTAssertTrue(keys.contains(key), "\(key) not found")
         }
-        guard let layout = scan.layout as? RawTIFFLayout else { return XCTFail("no raw layout") }
+        let layout = scan.layout
         let policy = Run.policy("strict")
         var notes: [Note] = []
         let patches = try RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: policy.evaluate(scan.items), policy: policy),
@@ -129,7 +129,7 @@ final class RawTests: XCTestCase {
         XCTAssertEqual(Run.clean(input, to: dir.file("refused.raf")).error?.code, "unsupported")
         let source = try FileByteSource(path: input)
         let scan = try RAFScanner.scan(source, options: ScanOptions())
-        guard let layout = scan.layout as? RawTIFFLayout else { return XCTFail("no raw layout") }
+        let layout = scan.layout
         let policy = Run.policy("strict")
         var notes: [Note] = []
         let patches = try RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: policy.evaluate(scan.items), policy: policy),
@@ -177,7 +177,8 @@ final class RawTests: XCTestCase {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             if k >= 20 { for j in 0..<(1 + k % 4) { variant[Int((state >> 33) &+ UInt64(j * 7919)) % variant.count] ^= UInt8(1 << ((k + j) % 8)) } }
             let source = MemoryByteSource(variant)
-            guard let scan = try? RawTIFFScanner.scan(source, options: ScanOptions()), let layout = scan.layout as? RawTIFFLayout else { continue }
+            guard let scan = try? RawTIFFScanner.scan(source, options: ScanOptions()) else { continue }
+            let layout = scan.layout
             var notes: [Note] = []
             _ = try? RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: strict.evaluate(scan.items), policy: strict), notes: &notes)
         }

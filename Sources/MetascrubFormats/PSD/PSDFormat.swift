@@ -7,14 +7,12 @@ import MetascrubCore
 public struct PSDFormat: FormatHandler {
     public init() {}
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<PSDLayout> {
         try PSDScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? PSDLayout else {
-            throw MetascrubError.verificationFailed(reason: "PSD cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<PSDLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         let body = try PSDWriter.resources(layout, source: input, plan: plan, notes: &result.notes)
         guard body.size <= 0xFFFF_FFFF else {
@@ -31,12 +29,8 @@ public struct PSDFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? PSDLayout, let after = cleanedScan.layout as? PSDLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: PSDLayout, cleaned: any ByteSource, _ after: PSDLayout,
+                              result: CleanResult) throws -> ContentCheck {
         let method = "header, colour-mode data, document resources, layers, masks and image data byte-identical"
         let a = before.structure, b = after.structure
         guard a.isLarge == b.isLarge, try ByteComparison.equal(original, 0..<a.colorModeSection.upperBound, cleaned, 0..<b.colorModeSection.upperBound) else {

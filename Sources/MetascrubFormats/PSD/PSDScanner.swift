@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the PSD scanner decided for each image resource, kept for the cleaner.
-struct PSDLayout {
+public struct PSDLayout: Sendable {
     enum Fate {
         /// Part of the document (channels, paths, guides, layer state, resolution): always copied.
         case document
@@ -52,7 +52,7 @@ enum PSDScanner {
         documentResources.contains(id) || (0x07D0...0x0BB6).contains(id)
     }
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<PSDLayout> {
         let structure = try PSDStructure.parse(source)
         var items: [MetadataItem] = []
         var notes: [Note] = []

@@ -6,13 +6,13 @@ import MetascrubCore
 /// onwards). Only the image resources section is parsed further; the layer-and-mask section and the image
 /// data hold no absolute offsets, so they survive any change in the resources section's length when copied
 /// byte for byte.
-struct PSDStructure {
+struct PSDStructure: Sendable {
     static let signature: [UInt8] = Array("8BPS".utf8)
     static let headerSize: Int64 = 26
     /// Larger resource sections are refused rather than read into memory.
     static let resourceLimit: Int64 = 256 << 20
 
-    struct Resource {
+    struct Resource: Sendable {
         var id: UInt16
         /// The whole block, from "8BIM" to its padding byte, in file offsets.
         var range: Range<Int64>

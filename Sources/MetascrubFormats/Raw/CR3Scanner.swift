@@ -248,7 +248,7 @@ enum CR3Scanner {
         }
     }
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
         // The layout's TIFF structure is only a placeholder here (every drop names its own byte order).
         let placeholder = TIFFStructure(order: .little, isBig: false, fileSize: source.size, firstIFD: 0)
         var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: placeholder))

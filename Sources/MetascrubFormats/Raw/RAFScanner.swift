@@ -8,7 +8,7 @@ import MetascrubCore
 enum RAFScanner {
     static let signature = Array("FUJIFILMCCD-RAW".utf8)
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
         let head = try source.read(at: 0, count: 108, format: "RAF", path: "header")
         guard head.starts(with: signature) else {
             throw MetascrubError.malformed(format: "RAF", path: "header", offset: 0, reason: "no FUJIFILMCCD-RAW signature")

@@ -15,7 +15,7 @@ public struct RawTIFFFormat: FormatHandler {
 
     public init(_ container: Container = .tiff) { self.container = container }
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
         // A raw LibRaw does not even recognise is reported like any format without a cleaner (so
         // --allow-uncleaned can copy it), before its metadata is listed.
         let reason: String?
@@ -35,10 +35,8 @@ public struct RawTIFFFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? RawTIFFLayout else {
-            throw MetascrubError.verificationFailed(reason: "raw cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<RawTIFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         // A raw LibRaw cannot decode could not be proven unchanged afterwards: refused before anything is written.
         do {
             _ = try Self.fingerprint(input)
@@ -51,12 +49,8 @@ public struct RawTIFFFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let layout = originalScan.layout as? RawTIFFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ layout: RawTIFFLayout, cleaned: any ByteSource, _ after: RawTIFFLayout,
+                              result: CleanResult) throws -> ContentCheck {
         let method = "LibRaw decodes identical sensor data and colour data; image data byte-identical at the same offsets"
         guard original.size == cleaned.size else {
             return ContentCheck(method: method, passed: false, detail: "the cleaned raw changed size")

@@ -4,8 +4,8 @@ import MetascrubNative
 
 /// What the raw scanner found, for an in-place clean: every removable item and how it goes without moving a
 /// byte of anything else.
-struct RawTIFFLayout {
-    enum Action {
+public struct RawTIFFLayout: Sendable {
+    enum Action: Sendable {
         /// Take the entry out of its IFD (the table is rewritten where it is, one entry shorter) and zero what
         /// it pointed to: its out-of-line value, or a whole sub-IFD with its values. `order`: the IFD's byte
         /// order (nil: the file's; maker notes may differ).
@@ -14,7 +14,7 @@ struct RawTIFFLayout {
         case blank(Range<Int64>)
     }
 
-    struct XMPBlock {
+    struct XMPBlock: Sendable {
         /// The IFD entry holding the packet; nil for a packet stored on its own (CR3's XMP box), which is
         /// emptied in place instead of dropped.
         var ifd: Int64?
@@ -317,7 +317,7 @@ enum RawTIFFScanner {
         }
     }
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
         var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: try structure(source)))
         try scanner.run()
         return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)

@@ -6,20 +6,29 @@ import MetascrubCore
 /// other TIFF-based raws, recognised by their DNG version or sensor-data images) go to `RawTIFFFormat`, which
 /// cleans them in place.
 public struct TIFFFormat: FormatHandler {
+    /// A plain TIFF, or a raw only the scan tells apart (NEF, ARW, PEF, a DNG whose IFD0 is not in the first bytes).
+    public enum Layout: Sendable {
+        case tiff(TIFFLayout)
+        case raw(RawTIFFLayout)
+    }
+
     public init() {}
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Layout> {
         do {
-            return try TIFFScanner.scan(input, options: options)
+            let scan = try TIFFScanner.scan(input, options: options)
+            return scan.with(layout: .tiff(scan.layout))
         } catch MetascrubError.unsupported(let format, _) where format == TIFFScanner.rawFormat || format == "DNG" {
-            return try RawTIFFFormat().scan(input, options: options)
+            let scan = try RawTIFFFormat().scan(input, options: options)
+            return scan.with(layout: .raw(scan.layout))
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        if scan.layout is RawTIFFLayout { return try RawTIFFFormat().clean(input, scan: scan, plan: plan, to: output) }
-        guard let layout = scan.layout as? TIFFLayout else {
-            throw MetascrubError.verificationFailed(reason: "TIFF cleaner was given another format's scan")
+    public func clean(_ input: any ByteSource, scan: ScanResult<Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout: TIFFLayout
+        switch scan.layout {
+        case .raw(let raw): return try RawTIFFFormat().clean(input, scan: scan.with(layout: raw), plan: plan, to: output)
+        case .tiff(let tiff): layout = tiff
         }
         var result = CleanResult(method: .remux)
         var writer = TIFFWriter(layout: layout, source: input, plan: plan, keepOrientation: nil)
@@ -29,16 +38,18 @@ public struct TIFFFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        if originalScan.layout is RawTIFFLayout {
-            return try RawTIFFFormat().verifyContent(original: original, originalScan: originalScan, cleaned: cleaned,
-                                                     cleanedScan: cleanedScan, result: result)
+    public func verifyContent(original: any ByteSource, _ before: Layout, cleaned: any ByteSource, _ after: Layout, result: CleanResult) throws -> ContentCheck {
+        switch (before, after) {
+        case (.tiff(let before), .tiff(let after)):
+            return try verifyTIFF(original: original, before, cleaned: cleaned, after)
+        case (.raw(let before), .raw(let after)):
+            return try RawTIFFFormat().verifyContent(original: original, before, cleaned: cleaned, after, result: result)
+        default:
+            return ContentCheck(method: "none", passed: false, detail: "the cleaned file is no longer the same kind of TIFF")
         }
-        guard let before = originalScan.layout as? TIFFLayout, let after = cleanedScan.layout as? TIFFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    }
+
+    private func verifyTIFF(original: any ByteSource, _ before: TIFFLayout, cleaned: any ByteSource, _ after: TIFFLayout) throws -> ContentCheck {
         let method = "strips/tiles byte-identical and structural tags unchanged, image by image"
         let left = try images(before, original), right = try images(after, cleaned)
         // Every page must survive in order; reduced images and SubIFDs may have been removed.
@@ -96,8 +107,9 @@ public struct TIFFFormat: FormatHandler {
 
 extension TIFFFormat {
     /// An orientation the policy bakes is kept: turning strips or tiles means decoding and re-encoding them.
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
-        guard let layout = scan.layout as? TIFFLayout, let item = layout.orientationItem, findings.indices.contains(item),
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
+        guard case .tiff(let layout) = scan.layout else { return findings }
+        guard let item = layout.orientationItem, findings.indices.contains(item),
               findings[item].disposition == .bake, let orientation = layout.orientation, (2...8).contains(orientation) else { return findings }
         var settled = findings
         settled.keep(item, because: "rotating TIFF strips or tiles would mean decoding and re-encoding them")
