@@ -41,6 +41,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("exiv2")]
         ),
 
+        // LibRaw (C API over C++, thread-safe build), through dlopen on first use: decodes camera raws to prove a
+        // cleaned raw decodes the same.
+        .target(name: "CRawBridge", linkerSettings: [.linkedLibrary("dl")]),
+
         // Linux system calls Glibc's module does not export.
         .target(name: "CPlatform"),
 
@@ -49,7 +53,7 @@ let package = Package(
         .target(name: "CAVBridge"),
 
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
-        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CPNG", "CHeif", "CZlib"]),
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CZlib"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
         .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge"]),
