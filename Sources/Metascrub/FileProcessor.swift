@@ -29,6 +29,8 @@ public struct ProcessingOptions: Sendable {
     /// SHA-256 of every input and output for the report. Only the JSON report shows them, and hashing both
     /// sides cost more than the rest of a JPEG clean (docs/benchmarks.md), so the CLI turns it off otherwise.
     public var digests = true
+    /// `--convert`/`--quality`: HEIC/HEIF/AVIF written as JPEG or PNG (see `ImageConverter`).
+    public var conversion = ConversionOptions()
 
     public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem(),
                 keepModificationTime: Bool = false, allowUncleaned: Bool = false) {
@@ -161,6 +163,13 @@ public struct FileProcessor: Sendable {
                 report.format = entry.format.id
                 try uncleaned(source, format: entry.format.name, reason: entry.unsupportedReason ?? "no cleaner",
                               target: target, mode: mode, report: &report)
+            case .handled(let entry, let handler) where options.conversionTarget(for: entry.format.id) != nil:
+                report.format = entry.format.id
+                let conversion = options.conversionTarget(for: entry.format.id)!
+                try ImageConverter(options: options).convert(
+                    source, handler: handler, format: entry.format.id, to: conversion,
+                    target: try ImageConverter.target(for: input, mode: mode, conversion: conversion),
+                    createFolders: mode != .inPlace && mode != .file(target), report: &report)
             case .handled(let entry, let handler):
                 report.format = entry.format.id
                 do {
@@ -309,7 +318,7 @@ public struct FileProcessor: Sendable {
 
     /// Every written file keeps the original's permission bits (the temp file starts as 0600, which would
     /// make a published site unreadable), and with --keep-mtime its times.
-    private func applyAttributes(from source: FileByteSource, toTemp temp: String) throws {
+    func applyAttributes(from source: FileByteSource, toTemp temp: String) throws {
         let fs = options.fileSystem
         var st = stat()
         guard let sourceFD = source.fileDescriptor, fstat(sourceFD, &st) == 0 else { return }
