@@ -96,7 +96,7 @@ public struct FileProcessor: Sendable {
                 report.format = entry.format.id
                 do {
                     let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
-                    report.findings = options.policy.evaluate(scan.items)
+                    report.findings = try decisions(handler, source, scan)
                     report.notes = scan.notes
                     report.status = report.actionable.isEmpty ? .clean : .findings
                 } catch MetascrubError.unsupported(_, let reason) {
@@ -244,7 +244,7 @@ public struct FileProcessor: Sendable {
     /// report clean) when nothing needs removing.
     func decide(_ source: any ByteSource, handler: any FormatHandler, report: inout FileReport) throws -> (ScanResult, [Finding], CleanPlan?) {
         let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
-        let findings = options.policy.evaluate(scan.items)
+        let findings = try decisions(handler, source, scan)
         report.findings = findings
         report.notes += scan.notes
         let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
@@ -253,10 +253,16 @@ public struct FileProcessor: Sendable {
         }
         if findings.allSatisfy({ $0.disposition == .keep }) {
             report.status = .clean
-            report.findings = findings.map { var f = $0; f.outcome = .kept; return f }
+            report.findings = findings.map { var f = $0; f.outcome = f.reason == nil ? .kept : .keptAsFallback; return f }
             return (scan, findings, nil)
         }
         return (scan, findings, CleanPlan(findings: findings, policy: options.policy, layout: options.layout))
+    }
+
+    /// The policy's decision for every item, settled by the handler: the one meaning scan, clean and the
+    /// verification's re-scan share, so that what clean keeps is never reported as still to remove.
+    func decisions(_ handler: any FormatHandler, _ source: any ByteSource, _ scan: ScanResult) throws -> [Finding] {
+        try handler.settle(options.policy.evaluate(scan.items), input: source, scan: scan, policy: options.policy)
     }
 
     /// Marks a verified, written clean in the report, with each finding's outcome.
@@ -265,10 +271,18 @@ public struct FileProcessor: Sendable {
         report.method = result.method
         report.output = output
         report.notes += result.notes
+        for finding in findings where finding.disposition == .keep {
+            guard let reason = finding.reason else { continue }
+            let orientation = Policy.orientationKeys.contains(finding.item.key)
+            report.notes.append(Note(orientation ? .warning : .info, code: orientation ? "orientation-fallback" : "kept-instead",
+                                     "\(finding.item.key) kept: \(reason)"))
+        }
         report.findings = findings.enumerated().map { index, finding in
             var f = finding
             if let outcome = result.outcomes[index] {
                 f.outcome = outcome
+            } else if finding.reason != nil, finding.disposition == .keep {
+                f.outcome = .keptAsFallback
             } else {
                 f.outcome = finding.disposition == .keep ? .kept : .removed
             }
@@ -286,7 +300,7 @@ public struct FileProcessor: Sendable {
         } catch {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
         }
-        let remaining = Array(Set(options.policy.evaluate(rescan.items)
+        let remaining = Array(Set(try decisions(handler, cleaned, rescan)
             .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
             .map(\.item.key))).sorted()
         let content = try handler.verifyContent(original: source, originalScan: scan, cleaned: cleaned, cleanedScan: rescan, result: result)

@@ -70,7 +70,8 @@ public enum LosslessJPEG {
     /// (APPn, COM) is copied. Throws `LosslessJPEGError.imperfect` when the size is not whole MCUs for that
     /// transform; other failures (including libjpeg warnings such as corrupt or truncated data, since
     /// TJFLAG_STOPONWARNING is set) throw `NativeError`.
-    public static func transform(_ jpeg: [UInt8], _ t: Transform) throws -> [UInt8] {
+    /// `tolerateWarnings` lets a deliberately truncated sample (see the JPEG bake decision) through.
+    public static func transform(_ jpeg: [UInt8], _ t: Transform, tolerateWarnings: Bool = false) throws -> [UInt8] {
         let handle = try makeHandle(tjInitTransform())
         defer { tjDestroy(handle) }
         var xform = tjtransform()
@@ -81,9 +82,9 @@ public enum LosslessJPEG {
         defer { if let output { tjFree(output) } }
         let rc = jpeg.withUnsafeBufferPointer { buffer in
             tjTransform(handle, buffer.baseAddress, UInt(buffer.count), 1, &output, &outputSize, &xform,
-                        Int32(TJFLAG_STOPONWARNING))
+                        tolerateWarnings ? 0 : Int32(TJFLAG_STOPONWARNING))
         }
-        guard rc == 0 else {
+        guard rc == 0 || tolerateWarnings && tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) else {
             let error = failure(handle)
             if case let .library(_, message) = error, message.contains("not perfect"),
                let header = try? header(jpeg) {
@@ -99,7 +100,7 @@ public enum LosslessJPEG {
 
     /// Decoded pixels, RGB 8-bit, row-major without padding, for verification (TJFLAG_ACCURATEDCT).
     /// CMYK/YCCK JPEGs cannot be decoded to RGB by TurboJPEG 2.1 and throw.
-    public static func decodeRGB(_ jpeg: [UInt8]) throws -> (width: Int, height: Int, pixels: [UInt8]) {
+    public static func decodeRGB(_ jpeg: [UInt8], tolerateWarnings: Bool = false) throws -> (width: Int, height: Int, pixels: [UInt8]) {
         let info = try header(jpeg)
         let (pixelCount, overflow) = info.width.multipliedReportingOverflow(by: info.height)
         guard info.width > 0, info.height > 0, !overflow, pixelCount <= maximumDecodedPixels else {
@@ -112,10 +113,10 @@ public enum LosslessJPEG {
             pixels.withUnsafeMutableBufferPointer { out in
                 tjDecompress2(handle, buffer.baseAddress, UInt(buffer.count), out.baseAddress, Int32(info.width),
                               Int32(info.width * 3), Int32(info.height), Int32(TJPF_RGB.rawValue),
-                              Int32(TJFLAG_ACCURATEDCT | TJFLAG_STOPONWARNING))
+                              Int32(TJFLAG_ACCURATEDCT) | (tolerateWarnings ? 0 : Int32(TJFLAG_STOPONWARNING)))
             }
         }
-        guard rc == 0 else { throw failure(handle) }
+        guard rc == 0 || tolerateWarnings && tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) else { throw failure(handle) }
         return (info.width, info.height, pixels)
     }
 

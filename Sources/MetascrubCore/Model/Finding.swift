@@ -7,12 +7,25 @@ public struct Finding: Sendable, Hashable, Codable {
     /// Which rule of the policy decided: `key exif:GPS*`, `category location`, `unknown`, `orientation`.
     public var rule: String
     public var outcome: Outcome
+    /// Why the item is kept although the policy's rule would remove or bake it: the cleaner cannot carry that
+    /// out for this file (an orientation that cannot be baked exactly, the primary image of a HEIF). Set by the
+    /// format handler when it settles the policy's decisions, identically for scan and clean.
+    public var reason: String?
 
-    public init(item: MetadataItem, disposition: Disposition, rule: String, outcome: Outcome = .none) {
+    public init(item: MetadataItem, disposition: Disposition, rule: String, outcome: Outcome = .none, reason: String? = nil) {
         self.item = item
         self.disposition = disposition
         self.rule = rule
         self.outcome = outcome
+        self.reason = reason
+    }
+
+    /// The policy's rule would remove or bake this item, but the handler keeps it for `reason`.
+    public func keptInstead(because reason: String) -> Finding {
+        var f = self
+        f.disposition = .keep
+        f.reason = reason
+        return f
     }
 
     public var severity: Severity {

@@ -187,7 +187,7 @@ extension Finding {
 
     enum CodingKeys: String, CodingKey {
         case key, category, location, offset, length, value, detail, unknown, parent
-        case action, rule, outcome, severity
+        case action, rule, outcome, severity, reason
     }
 
     // Flattened so a finding reads as one record in JSON.
@@ -206,6 +206,7 @@ extension Finding {
         try c.encode(rule, forKey: .rule)
         try c.encode(outcome, forKey: .outcome)
         try c.encode(severity, forKey: .severity)
+        try c.encodeIfPresent(reason, forKey: .reason)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -222,6 +223,7 @@ extension Finding {
             parent: try c.decodeIfPresent(Int.self, forKey: .parent))
         self.init(
             item: item, disposition: try c.decode(Disposition.self, forKey: .action),
-            rule: try c.decode(String.self, forKey: .rule), outcome: try c.decode(Outcome.self, forKey: .outcome))
+            rule: try c.decode(String.self, forKey: .rule), outcome: try c.decode(Outcome.self, forKey: .outcome),
+            reason: try c.decodeIfPresent(String.self, forKey: .reason))
     }
 }

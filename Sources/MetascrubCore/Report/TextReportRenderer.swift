@@ -44,6 +44,7 @@ public struct TextReportRenderer: ReportRenderer {
                 if let detail = finding.item.detail { line += "  (\(detail))" }
                 if let value = finding.item.value { line += "  = \(Self.printable(value))" }
                 if verbose { line += "  [\(finding.rule)]" }
+                if verbose, let reason = finding.reason { line += "  kept: \(reason)" }
                 lines.append(line)
             }
         }

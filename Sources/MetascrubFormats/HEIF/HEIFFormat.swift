@@ -30,4 +30,15 @@ public struct HEIFFormat: FormatHandler {
         }
         return try HEIFVerifier.verify(original: original, before, cleaned: cleaned, after)
     }
+
+    /// The primary image is the picture itself: a policy that would remove its item (by category or as an
+    /// unknown) keeps it, and says so, in scan and clean alike.
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
+        guard let layout = scan.layout as? HEIFLayout else { return findings }
+        var settled = findings
+        for (id, role) in layout.roles where role == .primary {
+            if let owner = layout.itemOwner[id] { settled.keep(owner, because: "the primary image is the picture itself") }
+        }
+        return settled
+    }
 }

@@ -36,38 +36,21 @@ public struct JPEGFormat: FormatHandler {
         var keepOrientation: Bool?
         var transformed: (bytes: [UInt8], structure: JPEGStructure)?
 
+        // `settle` has already turned a bake that cannot be done exactly into `keep`; what is left is done here.
         if let item = layout.orientationItem, plan.disposition(item) == .bake {
             let orientation = layout.orientation ?? 1
             if let transform = Self.transform(forOrientation: orientation) {
-                guard input.size <= Self.transformLimit else {
-                    throw MetascrubError.limitExceeded(format: "JPEG", path: "orientation transform", offset: 0, limit: "\(Self.transformLimit) bytes")
-                }
-                func fallback(_ why: String) {
-                    keepOrientation = true
-                    result.outcomes[item] = .keptAsFallback
-                    result.acceptedResiduals.insert("exif:Orientation")
-                    result.notes.append(Note(.warning, code: "orientation-fallback", "orientation \(orientation) kept as a minimal EXIF tag: \(why)"))
-                }
-                do {
-                    let original = try input.readAll()
-                    let bytes = try LosslessJPEG.transform(original, transform)
-                    let check = try JPEGVerifier.displayedPixels(original: MemoryByteSource(original), orientation: orientation,
-                                                                 cleaned: MemoryByteSource(bytes), tolerance: plan.policy.orientation == .rotate ? Self.rotateTolerance : 0)
-                    if check.passed {
-                        transformed = (bytes, try JPEGStructure.parse(MemoryByteSource(bytes)))
-                        result.method = .losslessTransform
-                        result.outcomes[item] = .baked
-                        result.notes.append(Note(.info, code: "orientation-baked",
-                                                 "orientation \(orientation) baked into the image by a lossless DCT-domain transform"))
-                        result.sampleTolerance = plan.policy.orientation == .rotate ? Self.rotateTolerance : 0
-                        if let detail = check.detail {
-                            result.notes.append(Note(.info, code: "orientation-rotated", "baked under `orientation: rotate`; \(detail)"))
-                        }
-                    } else {
-                        fallback("a lossless rotation would decode \(check.detail ?? "differently") (decoder rounding), so the display would not be identical; use `orientation: rotate` to bake anyway")
-                    }
-                } catch LosslessJPEGError.imperfect(let width, let height) {
-                    fallback("\(width)×\(height) is not a whole number of MCUs, so it cannot be rotated losslessly without cropping")
+                let bytes = try Self.transformed(input, transform)
+                transformed = (bytes, try JPEGStructure.parse(MemoryByteSource(bytes)))
+                keepOrientation = false
+                result.method = .losslessTransform
+                result.outcomes[item] = .baked
+                result.notes.append(Note(.info, code: "orientation-baked",
+                                         "orientation \(orientation) baked into the image by a lossless DCT-domain transform"))
+                if plan.policy.orientation == .rotate {
+                    result.sampleTolerance = Self.rotateTolerance
+                    result.notes.append(Note(.info, code: "orientation-rotated",
+                                             "baked under `orientation: rotate`: decoders may round the turned blocks by a few levels"))
                 }
             } else {
                 result.outcomes[item] = .removed
@@ -188,6 +171,25 @@ public struct JPEGFormat: FormatHandler {
         return .bytes([0xFF, marker] + BigEndian.bytes16(payload.count + 2) + payload)
     }
 
+    /// The whole image turned in the DCT domain (a perfect transform: `settle` checked the MCU alignment).
+    static func transformed(_ input: any ByteSource, _ transform: LosslessJPEG.Transform) throws -> [UInt8] {
+        guard input.size <= transformLimit else {
+            throw MetascrubError.limitExceeded(format: "JPEG", path: "orientation transform", offset: 0, limit: "\(transformLimit) bytes")
+        }
+        return try LosslessJPEG.transform(try input.readAll(), transform)
+    }
+
+    /// An orientation the policy bakes stays as a tag when no exact lossless transform exists (`JPEGBake`).
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
+        guard let layout = scan.layout as? JPEGLayout, let item = layout.orientationItem,
+              findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
+        var settled = findings
+        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation) {
+            settled.keep(item, because: reason)
+        }
+        return settled
+    }
+
     static func transform(forOrientation o: Int) -> LosslessJPEG.Transform? {
         switch o {
         case 2: .flipHorizontal
@@ -208,8 +210,18 @@ public struct JPEGFormat: FormatHandler {
             return ContentCheck(method: "none", passed: false, detail: "missing layout")
         }
         if result.method == .losslessTransform {
-            return try JPEGVerifier.displayedPixels(original: original, orientation: before.orientation ?? 1, cleaned: cleaned,
-                                                    tolerance: result.sampleTolerance)
+            if result.sampleTolerance > 0 {
+                return try JPEGVerifier.displayedPixels(original: original, orientation: before.orientation ?? 1, cleaned: cleaned,
+                                                        tolerance: result.sampleTolerance)
+            }
+            // The bake decision already decoded both images and found them identical (JPEGBake); what is left
+            // to prove is that the written image is that transform, byte for byte, made again here.
+            guard let transform = Self.transform(forOrientation: before.orientation ?? 1) else {
+                return ContentCheck(method: "none", passed: false, detail: "a transform without an orientation")
+            }
+            let expected = try Self.transformed(original, transform)
+            return try JPEGVerifier.imageStream(original: MemoryByteSource(expected), try JPEGStructure.parse(MemoryByteSource(expected)),
+                                                cleaned: cleaned, after.structure)
         }
         return try JPEGVerifier.imageStream(original: original, before.structure, cleaned: cleaned, after.structure)
     }

@@ -23,25 +23,15 @@ public struct PNGFormat: FormatHandler {
         var keepOrientation: Bool?
         var baked: PNGOrientation.Baked?
 
+        // `settle` has turned a bake this PNG cannot take into `keep`; a refusal here is a programming error.
         if let exif = layout.exif, let item = exif.orientationItem, plan.disposition(item) == .bake,
            let orientation = exif.orientation, (2...8).contains(orientation) {
-            if structure.isAnimated {
-                keepOrientation = true
-                result.keepOrientationAsFallback(item: item, orientation: orientation,
-                                                 why: "the frames of an animated PNG are not re-encoded")
-            } else {
-                do {
-                    baked = try PNGOrientation.bake(input, structure, orientation: orientation)
-                    keepOrientation = false
-                    result.method = .losslessTransform
-                    result.outcomes[item] = .baked
-                    result.notes.append(Note(.info, code: "orientation-baked",
-                                             "orientation \(orientation) baked: the samples were re-encoded losslessly in displayed orientation"))
-                } catch let refusal as PNGOrientation.Refusal {
-                    keepOrientation = true
-                    result.keepOrientationAsFallback(item: item, orientation: orientation, why: refusal.reason)
-                }
-            }
+            baked = try PNGOrientation.bake(input, structure, orientation: orientation)
+            keepOrientation = false
+            result.method = .losslessTransform
+            result.outcomes[item] = .baked
+            result.notes.append(Note(.info, code: "orientation-baked",
+                                     "orientation \(orientation) baked: the samples were re-encoded losslessly in displayed orientation"))
         }
 
         var out = OutputPlan()
@@ -157,5 +147,18 @@ public struct PNGFormat: FormatHandler {
             return ContentCheck(method: method, passed: false, detail: "\(differing) of \(b.pixels.count) samples differ")
         }
         return ContentCheck(method: method, passed: true)
+    }
+}
+
+extension PNGFormat {
+    /// An orientation the policy bakes is kept where the samples cannot be re-encoded (animation, limits).
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
+        guard let layout = scan.layout as? PNGLayout, let exif = layout.exif, let item = exif.orientationItem,
+              findings.indices.contains(item), findings[item].disposition == .bake,
+              let orientation = exif.orientation, (2...8).contains(orientation),
+              let refusal = PNGOrientation.refusal(layout.structure) else { return findings }
+        var settled = findings
+        settled.keep(item, because: refusal)
+        return settled
     }
 }

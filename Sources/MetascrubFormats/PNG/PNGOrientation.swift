@@ -22,6 +22,20 @@ enum PNGOrientation {
     /// Why baking was not attempted; the orientation tag is kept.
     struct Refusal: Error { var reason: String }
 
+    /// Why this PNG's orientation cannot be baked, from the header and chunk sizes alone (no decoding), so
+    /// scan and clean decide alike; nil when `bake` can do it.
+    static func refusal(_ structure: PNGStructure) -> String? {
+        let h = structure.header
+        if structure.isAnimated { return "the frames of an animated PNG are not re-encoded" }
+        guard let channels = h.channels else { return "unknown colour type" }
+        let (pixels, overflow) = h.width.multipliedReportingOverflow(by: h.height)
+        guard !overflow, pixels <= pixelLimit else { return "\(h.width)×\(h.height) is larger than the \(pixelLimit)-pixel limit for re-encoding" }
+        guard (h.width * channels * h.bitDepth + 7) / 8 * h.height <= rawLimit else { return "the raw image is larger than \(rawLimit) bytes" }
+        let compressed = structure.chunks.filter { $0.type == "IDAT" }.reduce(0) { $0 + Int($1.length) }
+        guard compressed <= rawLimit else { return "the compressed image is larger than \(rawLimit) bytes" }
+        return nil
+    }
+
     static func bake(_ source: any ByteSource, _ structure: PNGStructure, orientation: Int) throws -> Baked {
         let h = structure.header
         guard let channels = h.channels else { throw Refusal(reason: "unknown colour type") }

@@ -87,4 +87,23 @@ public protocol FormatHandler: Sendable {
     /// Compares decoded or coded content of the cleaned file with the original.
     func verifyContent(original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource,
                        cleanedScan: ScanResult, result: CleanResult) throws -> ContentCheck
+    /// Turns the policy's decisions this handler cannot carry out for this file (an orientation that cannot be
+    /// baked exactly, a HEIF's primary image) into `keep` with a reason. It must depend only on what a clean
+    /// leaves unchanged (the coded image, the item itself), so that scan, clean and a second clean all decide
+    /// the same: that is what makes clean a fixed point.
+    func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding]
+}
+
+extension FormatHandler {
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
+        findings
+    }
+}
+
+extension Array where Element == Finding {
+    /// Keeps the item at `index` instead of what the policy said, for `reason` (see `FormatHandler.settle`).
+    mutating func keep(_ index: Int, because reason: String) {
+        guard indices.contains(index), self[index].disposition != .keep, self[index].disposition != .fail else { return }
+        self[index] = self[index].keptInstead(because: reason)
+    }
 }

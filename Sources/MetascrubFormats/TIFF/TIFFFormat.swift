@@ -16,13 +16,7 @@ public struct TIFFFormat: FormatHandler {
             throw MetascrubError.verificationFailed(reason: "TIFF cleaner was given another format's scan")
         }
         var result = CleanResult(method: .remux)
-        var keepOrientation: Bool?
-        if let item = layout.orientationItem, plan.disposition(item) == .bake, let orientation = layout.orientation, (2...8).contains(orientation) {
-            keepOrientation = true
-            result.keepOrientationAsFallback(item: item, orientation: orientation,
-                                             why: "rotating TIFF strips or tiles would mean decoding and re-encoding them")
-        }
-        var writer = TIFFWriter(layout: layout, source: input, plan: plan, keepOrientation: keepOrientation)
+        var writer = TIFFWriter(layout: layout, source: input, plan: plan, keepOrientation: nil)
         let out = try writer.build()
         result.notes += Array(Set(writer.notes).sorted { $0.code < $1.code })
         try out.write(from: input, to: output)
@@ -87,5 +81,16 @@ public struct TIFFFormat: FormatHandler {
         }
         try layout.chain.forEach(visit)
         return result
+    }
+}
+
+extension TIFFFormat {
+    /// An orientation the policy bakes is kept: turning strips or tiles means decoding and re-encoding them.
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
+        guard let layout = scan.layout as? TIFFLayout, let item = layout.orientationItem, findings.indices.contains(item),
+              findings[item].disposition == .bake, let orientation = layout.orientation, (2...8).contains(orientation) else { return findings }
+        var settled = findings
+        settled.keep(item, because: "rotating TIFF strips or tiles would mean decoding and re-encoding them")
+        return settled
     }
 }

@@ -85,16 +85,6 @@ public struct WebPFormat: FormatHandler {
             throw MetascrubError.verificationFailed(reason: "WebP cleaner was given another format's scan")
         }
         var result = CleanResult(method: .remux)
-        var keepOrientation: Bool?
-        if let exif = layout.exif, let item = exif.orientationItem, plan.disposition(item) == .bake,
-           let orientation = exif.orientation, (2...8).contains(orientation) {
-            let lossless = layout.structure.chunks.contains { $0.fourCC == "VP8L" }
-            keepOrientation = true
-            result.keepOrientationAsFallback(item: item, orientation: orientation, why: lossless
-                ? "rotating VP8L data needs a lossless WebP re-encode, which metascrub does not do"
-                : "rotating lossy VP8 data would re-encode it")
-        }
-
         // First what each chunk becomes, then the VP8X flags that match, then the bytes.
         enum Written { case chunk(WebPStructure.Chunk), bytes([UInt8]) }
         var written: [Written] = []
@@ -113,7 +103,7 @@ public struct WebPFormat: FormatHandler {
                 written.append(rebuilt == packet ? .chunk(chunk) : .bytes(Self.chunk("XMP ", rebuilt)))
                 present.insert("XMP ")
             case .exif(let payload)?:
-                switch payload.rewrite(plan: plan, keepOrientation: index == layout.exifChunk ? keepOrientation : nil, notes: &result.notes) {
+                switch payload.rewrite(plan: plan, keepOrientation: nil, notes: &result.notes) {
                 case .copy: written.append(.chunk(chunk))
                 case .drop: continue
                 case .replace(let tiff): written.append(.bytes(Self.chunk("EXIF", tiff)))
@@ -194,5 +184,20 @@ extension String {
         var s = Substring(self)
         while s.last == " " { s = s.dropLast() }
         return String(s)
+    }
+}
+
+extension WebPFormat {
+    /// An orientation the policy bakes is kept: turning VP8/VP8L data means re-encoding it.
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
+        guard let layout = scan.layout as? WebPLayout, let exif = layout.exif, let item = exif.orientationItem,
+              findings.indices.contains(item), findings[item].disposition == .bake,
+              let orientation = exif.orientation, (2...8).contains(orientation) else { return findings }
+        var settled = findings
+        let lossless = layout.structure.chunks.contains { $0.fourCC == "VP8L" }
+        settled.keep(item, because: lossless
+            ? "rotating VP8L data needs a lossless WebP re-encode, which the policy does not allow"
+            : "rotating lossy VP8 data would re-encode it")
+        return settled
     }
 }

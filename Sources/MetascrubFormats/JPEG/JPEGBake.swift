@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubNative
+
+/// Whether a JPEG's EXIF orientation can be baked into the image as the policy asks.
+///
+/// The answer depends only on the coded image and the orientation value, both of which a clean leaves as
+/// they are when it keeps the tag, so scan, clean and a second clean always agree (clean is a fixed point).
+/// Cheapest evidence first: the transform and the MCU alignment decide whether a perfect DCT-domain transform
+/// exists at all; then a band of the first MCU rows is transformed and decoded both ways, which settles real
+/// photos (decoder rounding differs almost everywhere) for a few kilobytes of decoding; only a band that
+/// decodes identically leads to decoding and comparing the whole image, once.
+enum JPEGBake {
+    enum Decision: Equatable {
+        /// Orientation 1, or a value that means nothing: the tag can simply go.
+        case drop
+        case transform(LosslessJPEG.Transform)
+        case keep(reason: String)
+    }
+
+    /// MCU rows in the sample band.
+    static let bandRows = 2
+
+    static func decide(_ input: any ByteSource, _ layout: JPEGLayout, mode: Policy.OrientationMode) -> Decision {
+        guard let orientation = layout.orientation, let transform = JPEGFormat.transform(forOrientation: orientation) else {
+            return .drop
+        }
+        guard let frame = try? Frame.read(input, layout.structure) else {
+            return .keep(reason: "the frame header could not be read, so no lossless rotation can be planned")
+        }
+        guard frame.isPerfect(for: transform) else {
+            return .keep(reason: "\(frame.width)×\(frame.height) is not a whole number of \(frame.mcuWidth)×\(frame.mcuHeight) MCUs, so it cannot be rotated losslessly without cropping")
+        }
+        if mode == .rotate { return .transform(transform) }
+        let inexact = "a lossless rotation would not decode to exactly the same pixels (decoder rounding), so the display would change; `orientation: rotate` bakes anyway"
+        if let band = band(input, layout.structure, frame) {
+            guard (try? exact(band, orientation: orientation, transform, tolerant: true)) == true else {
+                return .keep(reason: inexact)
+            }
+        }
+        guard input.size <= JPEGFormat.transformLimit, let whole = try? input.readAll(),
+              let same = try? exact(whole, orientation: orientation, transform, tolerant: false) else {
+            return .keep(reason: "the image could not be decoded to prove that a lossless rotation displays the same")
+        }
+        return same ? .transform(transform) : .keep(reason: inexact)
+    }
+
+    /// Decoding the transformed image gives the original's pixels turned as the tag says.
+    static func exact(_ jpeg: [UInt8], orientation: Int, _ transform: LosslessJPEG.Transform, tolerant: Bool) throws -> Bool {
+        let turned = try LosslessJPEG.transform(jpeg, transform, tolerateWarnings: tolerant)
+        let before = try LosslessJPEG.decodeRGB(jpeg, tolerateWarnings: tolerant)
+        let after = try LosslessJPEG.decodeRGB(turned, tolerateWarnings: tolerant)
+        let expected = PixelOrientation.apply(orientation, width: before.width, height: before.height, pixels: before.pixels, channels: 3)
+        return expected.width == after.width && expected.height == after.height && expected.pixels == after.pixels
+    }
+
+    /// A small JPEG of the first `bandRows` MCU rows: the tables, the frame header with a smaller height and
+    /// the start of the entropy-coded data. Only for single-scan sequential images (a progressive image's first
+    /// scan is not the top of the picture); nil otherwise, or when the band would be the whole image anyway.
+    static func band(_ input: any ByteSource, _ structure: JPEGStructure, _ frame: Frame) -> [UInt8]? {
+        let scans = structure.segments.filter { $0.role == .scan }
+        guard scans.count == 1, let scan = scans.first, let entropyEnd = scan.entropyEnd, frame.sequential else { return nil }
+        let totalRows = (frame.height + frame.mcuHeight - 1) / frame.mcuHeight
+        guard totalRows > bandRows * 2 else { return nil }
+        let entropyStart = scan.offset + Int64(scan.length)
+        let entropy = entropyEnd - entropyStart
+        // Twice the band's share of the data, so the band is almost always complete; a short read only means
+        // the decoder pads the band's end with blank blocks, the same on both sides of the comparison.
+        let share = min(entropy, entropy * Int64(bandRows * 2) / Int64(totalRows) + 4096)
+        var out: [UInt8] = [0xFF, 0xD8]
+        do {
+            for segment in structure.segments where segment.role == .structural && segment.offset < scan.offset {
+                var bytes = try input.read(at: segment.offset, count: segment.length)
+                if segment.offset == frame.segmentOffset {
+                    let rows = bandRows * frame.mcuHeight
+                    bytes[5] = UInt8(rows >> 8)
+                    bytes[6] = UInt8(rows & 0xFF)
+                }
+                out += bytes
+            }
+            out += try input.read(at: scan.offset, count: scan.length)
+            out += try input.read(at: entropyStart, count: Int(share))
+        } catch {
+            return nil
+        }
+        return out + [0xFF, 0xD9]
+    }
+
+    /// What the frame header says about the coded image's geometry.
+    struct Frame: Equatable {
+        var segmentOffset: Int64
+        var marker: UInt8
+        var width: Int
+        var height: Int
+        var mcuWidth: Int
+        var mcuHeight: Int
+
+        var sequential: Bool { marker == 0xC0 || marker == 0xC1 }
+
+        static func read(_ input: any ByteSource, _ structure: JPEGStructure) throws -> Frame? {
+            guard let sof = structure.segments.first(where: {
+                (0xC0...0xCF).contains($0.marker) && ![0xC4, 0xC8, 0xCC].contains($0.marker)
+            }), sof.payloadLength >= 6 else { return nil }
+            let payload = try input.read(at: sof.payloadOffset, count: sof.payloadLength)
+            let components = Int(payload[5])
+            guard components >= 1, payload.count >= 6 + 3 * components else { return nil }
+            var maxH = 1, maxV = 1
+            for c in 0..<components {
+                let sampling = payload[6 + 3 * c + 1]
+                maxH = max(maxH, Int(sampling >> 4))
+                maxV = max(maxV, Int(sampling & 0x0F))
+            }
+            // A single-component scan is not interleaved: its MCU is one 8×8 block whatever the factors say.
+            if components == 1 { (maxH, maxV) = (1, 1) }
+            let height = BigEndian.u16(payload, 1), width = BigEndian.u16(payload, 3)
+            guard width > 0, height > 0 else { return nil }
+            return Frame(segmentOffset: sof.offset, marker: sof.marker, width: width, height: height,
+                         mcuWidth: 8 * maxH, mcuHeight: 8 * maxV)
+        }
+
+        /// libjpeg's `jtransform_perfect_transform`: which edges must be whole MCUs for each transform.
+        func isPerfect(for transform: LosslessJPEG.Transform) -> Bool {
+            let wholeWidth = width % mcuWidth == 0, wholeHeight = height % mcuHeight == 0
+            switch transform {
+            case .flipHorizontal, .rotate270: return wholeWidth
+            case .flipVertical, .rotate90: return wholeHeight
+            case .rotate180, .transverse: return wholeWidth && wholeHeight
+            case .transpose: return true
+            }
+        }
+    }
+}
