@@ -92,7 +92,9 @@ final class ConversionTests: XCTestCase {
             let report = convert(fixture, .png, to: output)
             XCTAssertEqual(report.status, .cleaned, "\(fixture): \(report.error?.message ?? "")")
             XCTAssertEqual(report.reencode?.identical, true, fixture)
-            XCTAssertEqual(Oracle.metadataTags(output), [], fixture)
+            let header: Set<String> = ["BitDepth", "ColorType", "Compression", "Filter", "ImageHeight", "ImageWidth", "Interlace",
+                                       "SRGBRendering", "Gamma"].reduce(into: []) { $0.insert("PNG:" + $1) }
+            XCTAssertEqual(Oracle.metadataTags(output).filter { !header.contains($0) }, [], fixture)
             XCTAssertEqual(psnr(reference(fixture, in: tmp), output), .infinity, "\(fixture): PNG differs from heif-convert's render")
         }
     }

@@ -154,7 +154,8 @@ struct ImageConverter {
         } catch {
             throw MetascrubError.verificationFailed(reason: "the converted file does not parse: \(FileProcessor.typed(error).description)")
         }
-        let remaining = Array(Set(options.policy.evaluate(rescan.items).filter { $0.disposition != .keep }.map(\.item.key))).sorted()
+        let settled = try FileProcessor(options: options).decisions(handler, MemoryByteSource(bytes), rescan)
+        let remaining = Array(Set(settled.filter { $0.disposition != .keep }.map(\.item.key))).sorted()
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
             content: "decoded pixels against the source's displayed render: \(fidelity.summary)", contentResult: .passed)
