@@ -225,10 +225,15 @@ public struct FileProcessor: Sendable {
             }
             return
         }
-        let writer = AtomicWriter(fileSystem: options.fileSystem)
-        var result = CleanResult(method: .remux)
         let createFolders: Bool
         if case .directory = mode { createFolders = true } else { createFolders = false }
+        if let need = OrientationReencoder.need(handler, source, scan, plan) {
+            try OrientationReencoder(options: options).clean(source, handler: handler, scan: scan, findings: findings, plan: plan,
+                                                             need: need, target: target, createFolders: createFolders, report: &report)
+            return
+        }
+        let writer = AtomicWriter(fileSystem: options.fileSystem)
+        var result = CleanResult(method: .remux)
         try writer.replace(target, createFolders: createFolders, write: { sink in
             result = try handler.clean(source, scan: scan, plan: plan, to: sink)
         }, check: { temp in

@@ -184,10 +184,20 @@ public struct JPEGFormat: FormatHandler {
         guard let layout = scan.layout as? JPEGLayout, let item = layout.orientationItem,
               findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
         var settled = findings
-        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation) {
+        // With re-encoding allowed the bake stays: the cleaner re-encodes what no lossless transform can do.
+        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation), !policy.allowReencode {
             settled.keep(item, because: reason)
         }
         return settled
+    }
+
+    /// An orientation to bake that no exact lossless transform can do: the orientation value, the scan item,
+    /// and why (for the re-encode fallback, `reencode: true`). nil when a lossless bake (or a plain drop) works.
+    public func bakeNeedingReencode(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan) -> (orientation: Int, item: Int, reason: String)? {
+        guard let layout = scan.layout as? JPEGLayout, let item = layout.orientationItem, let orientation = layout.orientation,
+              plan.findings.indices.contains(item), plan.disposition(item) == .bake,
+              case .keep(let reason) = JPEGBake.decide(input, layout, mode: plan.policy.orientation) else { return nil }
+        return (orientation, item, reason)
     }
 
     static func transform(forOrientation o: Int) -> LosslessJPEG.Transform? {

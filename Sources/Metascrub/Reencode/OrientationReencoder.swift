@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubFormats
+import MetascrubNative
+
+/// `orientation: bake` with `reencode: true`, for JPEGs no lossless DCT transform can turn exactly (sizes that
+/// are not whole MCUs, rotations that decode differently). The container is first cleaned as usual with the
+/// tag dropped (so everything else the policy keeps stays, byte for byte); then its pixels are decoded, turned
+/// as the tag said, and encoded again at the source's chroma sampling and the quality its quantisation table
+/// corresponds to (raised step by step only if the result misses the policy's min-psnr). Verified before it
+/// is written: the re-scan finds nothing the policy removes and the decoded output is within min-psnr of the
+/// original's displayed render.
+struct OrientationReencoder {
+    var options: ProcessingOptions
+
+    struct Need {
+        var orientation: Int
+        var item: Int
+        var reason: String
+    }
+
+    /// When the fallback applies: the policy allows re-encoding and the JPEG handler says no exact lossless bake exists.
+    static func need(_ handler: any FormatHandler, _ source: any ByteSource, _ scan: ScanResult, _ plan: CleanPlan) -> Need? {
+        guard plan.policy.allowReencode, let jpeg = handler as? JPEGFormat,
+              let found = jpeg.bakeNeedingReencode(source, scan: scan, plan: plan) else { return nil }
+        return Need(orientation: found.orientation, item: found.item, reason: found.reason)
+    }
+
+    func clean(_ source: FileByteSource, handler: any FormatHandler, scan: ScanResult, findings: [Finding], plan: CleanPlan,
+               need: Need, target: String, createFolders: Bool, report: inout FileReport) throws {
+        // 1. The usual remux with the tag dropped instead of baked.
+        var remuxPlan = plan
+        remuxPlan.findings[need.item].disposition = .remove
+        let sink = MemoryOutputSink()
+        var result = try handler.clean(source, scan: scan, plan: remuxPlan, to: sink)
+        let remuxed = sink.bytes
+
+        // 2. The original's displayed render: its pixels turned as the tag says.
+        let decoded = try LosslessJPEG.decodeRGB(remuxed)
+        let turned = PixelOrientation.apply(need.orientation, width: decoded.width, height: decoded.height, pixels: decoded.pixels, channels: 3)
+        let header = try LosslessJPEG.header(remuxed)
+        let chroma = Self.chroma(header.subsampling)
+        var render = Raster(width: turned.width, height: turned.height, layout: .rgb, pixels: turned.pixels)
+        if chroma == .gray { render = Raster(width: render.width, height: render.height, layout: .gray, pixels: stride(from: 0, to: render.pixels.count, by: 3).map { render.pixels[$0] }) }
+
+        // 3. Encode at the matched quality, climbing only if the fidelity floor is missed.
+        let threshold = options.policy.minimumPSNR
+        let matched = JPEGTables.estimatedQuality(remuxed) ?? 92
+        // Rotating subsampled chroma moves it off its sampling grid; full chroma is the last resort.
+        var ladder = Array(Set([matched, min(100, matched + 3), min(100, matched + 6), 100])).sorted()
+            .map { JPEGEncoder.Settings(quality: $0, subsampling: chroma) }
+        if chroma != .s444, chroma != .gray { ladder += [.init(quality: max(matched, 95), subsampling: .s444), .init(quality: 100, subsampling: .s444)] }
+        var chosen: (bytes: [UInt8], settings: JPEGEncoder.Settings, fidelity: Fidelity)?
+        var last: Fidelity?
+        for settings in ladder {
+            let encoded = try JPEGEncoder.encode(render, settings: settings)
+            let bytes = [0xFF, 0xD8] + JPEGTables.leadingMetadata(remuxed) + JPEGTables.codedPart(encoded)
+            let back = try LosslessJPEG.decodeRGB(bytes)
+            let fidelity = try Fidelity.measure(render, Raster(width: back.width, height: back.height, layout: .rgb, pixels: back.pixels))
+            last = fidelity
+            if fidelity.meets(threshold) { chosen = (bytes, settings, fidelity); break }
+        }
+        guard let chosen else {
+            report.verification = Verification(rescan: .skipped, content: "decoded pixels against the original's displayed render: \(last?.summary ?? "not measured")", contentResult: .failed)
+            throw MetascrubError.verificationFailed(reason: "re-encoded image too far from the original: \(last?.summary ?? "not measured"), policy min-psnr \(Reencoding.decimal(threshold, 1)) dB")
+        }
+
+        // 4. Re-scan with the policy (settled as every verification is).
+        let processor = FileProcessor(options: options)
+        let output = MemoryByteSource(chosen.bytes)
+        let rescan: ScanResult
+        do {
+            rescan = try handler.scan(output, options: ScanOptions())
+        } catch {
+            throw MetascrubError.verificationFailed(reason: "the re-encoded file does not parse: \(FileProcessor.typed(error).description)")
+        }
+        let remaining = Array(Set(try processor.decisions(handler, output, rescan)
+            .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }.map(\.item.key))).sorted()
+        report.verification = Verification(
+            rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
+            content: "decoded pixels against the original's displayed render: \(chosen.fidelity.summary)", contentResult: .passed)
+        guard remaining.isEmpty else {
+            throw MetascrubError.verificationFailed(reason: "still present after re-encoding: \(remaining.joined(separator: ", "))")
+        }
+
+        // 5. Written atomically, like every clean.
+        try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: createFolders, write: { sink in
+            try sink.write(chosen.bytes)
+        }, check: { temp in
+            let written = try options.fileSystem.openForReading(temp)
+            guard written.size == Int64(chosen.bytes.count), try written.readAll() == chosen.bytes else {
+                throw MetascrubError.verificationFailed(reason: "the re-encoded file on disk differs from what was verified")
+            }
+            try processor.applyAttributes(from: source, toTemp: temp)
+        })
+
+        result.method = .reencode
+        result.outcomes[need.item] = .baked
+        result.notes.append(Note(.info, code: "orientation-reencoded",
+                                 "orientation \(need.orientation) baked by re-encoding (reencode: true): \(need.reason)"))
+        processor.record(result, findings: findings, output: target, report: &report)
+        report.bytesAfter = Int64(chosen.bytes.count)
+        if options.digests { report.sha256After = try Hashing.sha256(output) }
+        let rule = chosen.settings.quality == matched && chosen.settings.subsampling == chroma
+            ? "matched to the source's quantisation table (IJG quality \(matched)) and sampling"
+            : "source's table matches IJG quality \(matched) at \(chroma.rawValue); raised to reach \(Reencoding.decimal(threshold, 1)) dB"
+        report.reencode = Reencoding(
+            reason: "orientation bake: \(need.reason)", from: "jpeg", to: "jpeg", decoder: "libjpeg-turbo (TurboJPEG)",
+            encoder: JPEGEncoder.encoderName, settings: chosen.settings.summary + "; " + rule,
+            psnr: chosen.fidelity.psnr, ssim: chosen.fidelity.ssim, minimumPSNR: threshold)
+    }
+
+    /// TurboJPEG's TJSAMP_* value as a sampling the encoder can reproduce (4:4:0 and 4:1:1 are encoded as 4:2:0).
+    static func chroma(_ subsampling: Int32) -> ChromaSubsampling {
+        switch subsampling {
+        case 0: .s444
+        case 1: .s422
+        case 3: .gray
+        default: .s420
+        }
+    }
+}
