@@ -11,7 +11,7 @@ import XCTest
 final class ConversionTests: XCTestCase {
     override func setUpWithError() throws {
         // A missing oracle is a failure, never a pass.
-        for tool in ["exiftool", "heif-convert", "compare", "identify"] {
+        for tool in ["exiftool", "heif-convert", "djxl", "compare", "identify"] {
             XCTAssertTrue(Tool.available(tool), "\(tool) is needed (scripts/install-deps)")
         }
     }
@@ -73,6 +73,30 @@ final class ConversionTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(measured, 40, "\(fixture): ImageMagick PSNR")
             // Clean is a fixed point: the converted file scans clean.
             XCTAssertEqual(Run.scan(output).status, .clean, fixture)
+        }
+    }
+
+    /// JPEG XL through libjxl; the reference render is libjxl's own command-line decoder, `djxl`.
+    func testJPEGXLConvertsToJPEGAndPNG() throws {
+        let tmp = TempDir()
+        // extras.jxl is left out: djxl itself refuses its trailing bytes, so there is no reference render.
+        for fixture in ["jxl/bare.jxl", "jxl/exif-xmp.jxl", "jxl/recompressed.jxl"] {
+            let name = (fixture as NSString).lastPathComponent
+            let ref = tmp.file(name + ".ref.png")
+            XCTAssertEqual(Tool.run(["djxl", Fixture.path(fixture), ref]).status, 0, "djxl failed on \(fixture)")
+            for target in ConversionTarget.allCases {
+                let output = tmp.file(name + "." + target.fileExtension)
+                let report = convert(fixture, target, to: output)
+                XCTAssertEqual(report.status, .cleaned, "\(fixture) → \(target): \(report.error?.message ?? "")")
+                XCTAssertEqual(report.method, .reencode)
+                XCTAssertEqual(report.reencode?.decoder.hasPrefix("libjxl"), true)
+                XCTAssertEqual(size(output), size(ref), "\(fixture) → \(target)")
+                let measured = try XCTUnwrap(psnr(ref, output), fixture)
+                XCTAssertGreaterThanOrEqual(measured, target == .png ? .infinity : 40, "\(fixture) → \(target): ImageMagick PSNR against djxl")
+                let tags = Oracle.metadataTags(output).filter { !$0.hasPrefix("PNG:") || $0.contains("Text") || $0.contains("XMP") }
+                XCTAssertEqual(tags, [], "\(fixture) → \(target): ExifTool still sees metadata")
+                for canary in ["CANARY", "Canary"] { XCTAssertFalse(Oracle.contains(output, canary), "\(fixture): \(canary) left") }
+            }
         }
     }
 

@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubFormats
 import MetascrubNative
 
-/// `--convert jpeg|png` (or `convert:` in the policy): which files are converted, and what their outputs are
+/// `--convert jpeg|png` (or `convert:` in the policy): which files (HEIC/HEIF/AVIF, JPEG XL) are converted, and what their outputs are
 /// called. The pixel work is `MetascrubNative`'s (`HEIFDecoder.render`, `JPEGEncoder`, `PNGEncoder`,
 /// `Fidelity`); `ImageConverter` ties it to the pipeline.
 public struct ConversionOptions: Sendable, Equatable {
@@ -18,9 +18,9 @@ public struct ConversionOptions: Sendable, Equatable {
     }
 
     /// Source formats (by detected format id) a decoder exists for.
-    public static let convertibleFormats: Set<String> = ["heif", "avif"]
+    public static let convertibleFormats: Set<String> = ["heif", "avif", "jxl"]
     /// File name extensions of those formats, for finding output-name collisions before anything is read.
-    static let convertibleExtensions: Set<String> = ["heic", "heif", "hif", "avif", "heics", "avifs"]
+    static let convertibleExtensions: Set<String> = ["heic", "heif", "hif", "avif", "heics", "avifs", "jxl"]
 
     /// `IMG_0001.HEIC` → `IMG_0001.jpg`: the extension of the last path component replaced (or added).
     public static func renamed(_ path: String, to target: ConversionTarget) -> String {

@@ -38,18 +38,21 @@ struct ImageConverter {
             throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
         }
 
-        let decoded = try HEIFDecoder.render(bytes: try source.readAll())
-        let keepsICC = findings.contains { $0.item.key == "icc:profile" && $0.disposition == .keep }
-        let icc = keepsICC ? decoded.iccProfile : nil
+        let bytes = try source.readAll()
+        let decoded = format == "jxl" ? try JXLDecoder.render(bytes: bytes) : try HEIFDecoder.render(bytes: bytes)
+        // The profile describes the decoded pixels (libjxl describes its own output even without one in the
+        // file), so it goes along unless the policy removes the source's profile.
+        let removesICC = findings.contains { $0.item.key == "icc:profile" && $0.disposition != .keep }
+        let icc = removesICC ? nil : decoded.iccProfile
         // Proven in memory first: nothing reaches the file system unless it passes.
-        let (bytes, encoder, settings, fidelity) = try encode(decoded, as: conversion, icc: icc, report: &report)
-        try rescan(bytes, as: conversion, fidelity: fidelity, report: &report)
+        let (encoded, encoder, settings, fidelity) = try encode(decoded, as: conversion, icc: icc, report: &report)
+        try rescan(encoded, as: conversion, fidelity: fidelity, report: &report)
 
         try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: createFolders, write: { sink in
-            try sink.write(bytes)
+            try sink.write(encoded)
         }, check: { temp in
             let written = try options.fileSystem.openForReading(temp)
-            guard written.size == Int64(bytes.count), try written.readAll() == bytes else {
+            guard written.size == Int64(encoded.count), try written.readAll() == encoded else {
                 throw MetascrubError.verificationFailed(reason: "the converted file on disk differs from what was verified")
             }
             try FileProcessor(options: options).applyAttributes(from: source, toTemp: temp)
@@ -59,8 +62,8 @@ struct ImageConverter {
         report.status = .cleaned
         report.method = .reencode
         report.output = target
-        report.bytesAfter = Int64(bytes.count)
-        if options.digests { report.sha256After = try Hashing.sha256(MemoryByteSource(bytes)) }
+        report.bytesAfter = Int64(encoded.count)
+        if options.digests { report.sha256After = try Hashing.sha256(MemoryByteSource(encoded)) }
         report.reencode = Reencoding(
             reason: "convert \(format) to \(conversion.rawValue) (\(self.options.conversion.target != nil ? "--convert" : "policy convert"))",
             from: format, to: conversion.formatID, decoder: decoded.decoder, encoder: encoder, settings: settings,
@@ -172,7 +175,8 @@ struct ImageConverter {
             let label: String?
             if key.contains("thumbnail") { label = "thumbnail" }
             else if key.hasPrefix("heif:auxiliary:depth") { label = "depth map" }
-            else if key.hasPrefix("heif:auxiliary:gainmap") || key == "heif:tonemap" { label = "gain map" }
+            else if key.hasPrefix("heif:auxiliary:gainmap") || key == "heif:tonemap" || key == "jxl:gainmap" { label = "gain map" }
+            else if key == "jxl:jpeg-reconstruction" { label = "JPEG reconstruction data" }
             else if key.hasPrefix("heif:auxiliary:") { label = "auxiliary image" }
             else if key == "heif:motionphoto" { label = "motion-photo video" }
             else if key == "heif:image" { label = "secondary image" }

