@@ -27,7 +27,6 @@ let package = Package(
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: ["libturbojpeg0-dev"]),
         systemLibrary("CPNG", pkgConfig: "libpng", apt: ["libpng-dev"]),
         systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev"]),
-        systemLibrary("CJXL", pkgConfig: "libjxl", apt: ["libjxl-dev"]),
         // Not linked by any target yet: FFmpeg costs ~40 ms per process start, so the audio/video formats must
         // reach it through dlopen on first use (see NativeLibraries.swift).
         systemLibrary("CFFmpeg", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
@@ -42,9 +41,11 @@ let package = Package(
 
         // Linux system calls Glibc's module does not export.
         .target(name: "CPlatform"),
+        // libjxl's decoder through dlopen (headers from libjxl-dev; see the header for why it is not linked).
+        .target(name: "CJXLLoader"),
 
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
-        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CPNG", "CHeif", "CJXL", "CZlib"]),
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CPNG", "CHeif", "CJXLLoader", "CZlib"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
         .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform"]),
