@@ -67,6 +67,11 @@ public final class FaultInjectingFileSystem: FileSystem {
         return try base.openForReading(path)
     }
 
+    public func openOwnTemporary(_ path: String) throws -> FileByteSource {
+        try check(.openForReading, "open", path)
+        return try base.openOwnTemporary(path)
+    }
+
     public func createTemporary(in directory: String, hint: String) throws -> (fd: Int32, path: String) {
         try check(.createTemporary, "create temporary file in", directory)
         return try base.createTemporary(in: directory, hint: hint)

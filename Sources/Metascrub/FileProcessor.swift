@@ -238,7 +238,7 @@ public struct FileProcessor: Sendable {
             result = try handler.clean(source, scan: scan, plan: plan, to: sink)
         }, check: { temp in
             // Verify before anything replaces anything: scan the output again with the same policy.
-            let cleaned = try options.fileSystem.openForReading(temp)
+            let cleaned = try options.fileSystem.openOwnTemporary(temp)
             try verify(handler: handler, original: source, scan: scan, result: result, cleaned: cleaned, report: &report)
             try applyAttributes(from: source, toTemp: temp)
         })

@@ -17,6 +17,8 @@ public protocol FileSystem: Sendable {
     func flush(_ paths: [String]) throws
     /// Opens an input read-only.
     func openForReading(_ path: String) throws -> FileByteSource
+    /// Opens a temp file this run has just written, for verification (mapped, see `FileByteSource`).
+    func openOwnTemporary(_ path: String) throws -> FileByteSource
     /// Creates a new, empty temp file (mode 0600) in `directory`; returns its descriptor and path.
     func createTemporary(in directory: String, hint: String) throws -> (fd: Int32, path: String)
     /// Writes all of `bytes` at the descriptor's position (retrying short writes and EINTR).
@@ -45,6 +47,7 @@ public protocol FileSystem: Sendable {
 extension FileSystem {
     // Defaults, so test doubles written before these calls existed still conform; they can override them.
     public func openForReading(_ path: String) throws -> FileByteSource { try FileByteSource(path: path) }
+    public func openOwnTemporary(_ path: String) throws -> FileByteSource { try FileByteSource(path: path, mapOwnFile: true) }
 
     public func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
         var done = 0

@@ -17,6 +17,11 @@ struct MetascrubCommand: AsyncParsableCommand {
 
     /// Usage errors exit 2, as the documented contract says (ArgumentParser's default is 64).
     static func main() async {
+        // Answered before ArgumentParser builds the command tree, which costs more than the answer (issue 19).
+        if CommandLine.arguments.dropFirst() == ["--version"] {
+            print(MetascrubVersion.current)
+            return
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -76,6 +76,33 @@ final class GitHookTests: XCTestCase {
         XCTAssertEqual(cleanBlob, Harness.data(Harness.fixture("jpeg/clean.jpg")), "an already clean file is untouched")
     }
 
+    /// The loop ends (issue 14): a portrait phone photo whose orientation cannot be baked exactly is committed
+    /// through fix mode, and check mode then accepts what fix mode produced, as do `scan` and `clean --staged`.
+    func testARotatedPhotoCommittedInFixModePassesCheckMode() throws {
+        try XCTSkipUnless(Harness.tool("exiftool"), "exiftool is the oracle")
+        Harness.copy("jpeg/orient-6.jpg", to: repo + "/portrait.jpg")
+        Harness.sh("git add portrait.jpg", cwd: repo)
+        XCTAssertEqual(Harness.metascrub(["hook", "install", "--mode", "fix"], cwd: repo).status, 0)
+        let fix = Harness.sh("git commit -q -m portrait", cwd: repo, check: false)
+        XCTAssertEqual(fix.status, 0, fix.out + fix.stderr)
+        XCTAssertEqual(Harness.sh("git show HEAD:portrait.jpg | exiftool -q -q -s -GPS:all -", cwd: repo).out, "", "GPS is gone")
+        XCTAssertEqual(Harness.sh("git show HEAD:portrait.jpg | exiftool -q -q -s3 -n -Orientation -", cwd: repo).out, "6\n",
+                       "the orientation stays, so the photo still displays upright")
+        XCTAssertEqual(Harness.metascrub(["hook", "uninstall"], cwd: repo).status, 0)
+        XCTAssertEqual(Harness.metascrub(["hook", "install", "--mode", "check"], cwd: repo).status, 0)
+        try "again\n".write(toFile: repo + "/notes.txt", atomically: true, encoding: .utf8)
+        Harness.sh("git add notes.txt", cwd: repo)
+        // Touching the photo stages the same bytes again: check mode must accept what fix mode produced.
+        Harness.sh("touch portrait.jpg && git add portrait.jpg", cwd: repo)
+        let scan = Harness.metascrub(["scan", "--staged"], cwd: repo)
+        XCTAssertEqual(scan.status, 0, scan.out + scan.stderr)
+        let check = Harness.sh("git commit -q -m notes", cwd: repo, check: false)
+        XCTAssertEqual(check.status, 0, "check mode accepts fix mode's output: " + check.out + check.stderr)
+        let again = Harness.metascrub(["clean", "--staged"], cwd: repo)
+        XCTAssertEqual(again.status, 0, again.out + again.stderr)
+        XCTAssertEqual(Harness.sh("git status --porcelain", cwd: repo).out, "", "clean --staged changed nothing")
+    }
+
     func testAPartiallyStagedFileIsRefused() throws {
         Harness.copy("jpeg/gps-full.jpg", to: repo + "/photo.jpg")
         Harness.sh("git add photo.jpg", cwd: repo)

@@ -65,6 +65,25 @@ def base_jpeg(base):
     return out
 
 
+def base_portraits(base):
+    """A phone portrait as phones write it: 4032x3024 (whole 16x16 MCUs), 4:2:0, EXIF with GPS, once with
+    Orientation 6 and once upright (1), otherwise byte-identical: the pair that prices the bake decision."""
+    rotated, upright = os.path.join(base, "portrait-6.jpg"), os.path.join(base, "portrait-1.jpg")
+    if os.path.exists(rotated) and os.path.exists(upright):
+        return rotated, upright
+    log("base portrait JPEGs (4032x3024, Orientation 6 and 1)")
+    tmp = rotated + ".tmp.jpg"
+    ppm = subprocess.run(["convert", "-seed", "11", "-size", "4032x3024", "plasma:olivedrab-khaki",
+                          "-attenuate", "0.3", "+noise", "Gaussian", "ppm:-"], check=True, capture_output=True).stdout
+    with open(tmp, "wb") as f:
+        subprocess.run(["cjpeg", "-quality", "90", "-sample", "2x2"], input=ppm, stdout=f, check=True)
+    exiftool(*EXIF, "-IFD0:Orientation=1", tmp)
+    shutil.copyfile(tmp, upright)
+    exiftool("-IFD0:Orientation=6", tmp)
+    os.rename(tmp, rotated)
+    return rotated, upright
+
+
 def base_png(base):
     """1920x1080 PNG with tEXt/zTXt/iTXt text chunks, XMP and an eXIf chunk with GPS."""
     out = os.path.join(base, "base.png")
@@ -170,11 +189,19 @@ def main():
     heic = base_heic(base, jpeg)
     clip = base_clip(base)
     root = os.path.join(cache, scale)
+    # Added after the first sets were cached, so made on their own when missing.
+    rotated, upright = base_portraits(base)
+    for name, src in (("portrait-rotated", rotated), ("portrait-upright", upright)):
+        if not os.path.exists(os.path.join(root, name, ".complete")):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+            variants(src, os.path.join(root, name), counts["jpeg"] // 5, "jpg", vary_marker)
+            open(os.path.join(root, name, ".complete"), "w").close()
     stamp = os.path.join(root, ".complete")
     if os.path.exists(stamp):
         return
-    if os.path.exists(root):
-        shutil.rmtree(root)
+    for entry in os.listdir(root) if os.path.exists(root) else []:
+        if not entry.startswith("portrait-"):
+            shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
     log("%s set: %d JPEG, %d PNG, %d HEIC, %d MB + %d MB MP4" % (scale, counts["jpeg"], counts["png"], counts["heic"],
                                                                 counts["mp4_mb"], counts["mp4_small_mb"]))
     variants(jpeg, os.path.join(root, "jpeg"), counts["jpeg"], "jpg", vary_marker)

@@ -13,9 +13,20 @@ public protocol ByteSource: AnyObject {
     func read(at offset: Int64, count: Int) throws -> [UInt8]
     /// The file descriptor, when the source is a file (lets sinks copy with `copy_file_range`).
     var fileDescriptor: Int32? { get }
+    /// Whether the whole file is in memory, so `withBytes` over any range costs no read and no copy.
+    var isInMemory: Bool { get }
+    /// `count` bytes at `offset`, lent to `body` without a copy where the source holds them (in memory);
+    /// otherwise read once into a temporary buffer.
+    func withBytes<R>(at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R
 }
 
 extension ByteSource {
+    public var isInMemory: Bool { false }
+
+    public func withBytes<R>(at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try read(at: offset, count: count).withUnsafeBytes(body)
+    }
+
     /// Reads and reports a short file as truncation of the structure named by `path`.
     public func read(at offset: Int64, count: Int, format: String, path: String) throws -> [UInt8] {
         guard offset >= 0, count >= 0, offset <= size, Int64(count) <= size - offset else {
@@ -33,12 +44,25 @@ extension ByteSource {
 }
 
 /// A file opened read-only; reads with pread so several readers can share it.
+///
+/// A file up to `loadLimit` bytes is read into memory whole on the first read past its head, and every later
+/// read is served from there: a clean scans the input, copies it and compares it with the output, and each of
+/// those used to read the file again through the kernel (issue 19). Larger files stream, so memory stays flat.
 public final class FileByteSource: ByteSource {
     public let path: String
     public let size: Int64
     private let fd: Int32
+    private var loaded: [UInt8]?
+    /// The file mapped read-only: only for a temp file this process wrote and nobody else knows of, since a
+    /// mapped file that another process truncates raises SIGBUS on access.
+    private var mapping: UnsafeRawBufferPointer?
+    /// Reads that end within this many bytes (headers, magic numbers) never load the file.
+    static let headLength: Int64 = 64 << 10
+    public static let loadLimit: Int64 = 32 << 20
 
-    public init(path: String) throws {
+    /// `mapOwnFile`: map the file instead of reading it (see `mapping`); for verifying our own output, which
+    /// is then compared and re-scanned without a copy.
+    public init(path: String, mapOwnFile: Bool = false) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw MetascrubError.io(operation: "open", path: path, errno: errno) }
         var st = stat()
@@ -50,21 +74,60 @@ public final class FileByteSource: ByteSource {
         self.path = path
         self.fd = fd
         self.size = Int64(st.st_size)
+        if mapOwnFile, size > 0, size <= Self.loadLimit {
+            let address = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)
+            if let address, address != MAP_FAILED { mapping = UnsafeRawBufferPointer(start: address, count: Int(size)) }
+        }
     }
 
-    deinit { close(fd) }
+    deinit {
+        if let mapping { munmap(UnsafeMutableRawPointer(mutating: mapping.baseAddress), mapping.count) }
+        close(fd)
+    }
 
     public var fileDescriptor: Int32? { fd }
+    public var isInMemory: Bool { size <= Self.loadLimit }
 
     public func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        try check(offset, count)
+        if count == 0 { return [] }
+        if let mapping { return Array(mapping[Int(offset)..<Int(offset) + count]) }
+        if let bytes = try memory(through: offset + Int64(count)) {
+            return Array(bytes[Int(offset)..<Int(offset) + count])
+        }
+        return try pread(at: offset, count: count)
+    }
+
+    public func withBytes<R>(at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try check(offset, count)
+        if let mapping { return try body(UnsafeRawBufferPointer(rebasing: mapping[Int(offset)..<Int(offset) + count])) }
+        if let bytes = try memory(through: offset + Int64(count)) {
+            return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
+        }
+        return try pread(at: offset, count: count).withUnsafeBytes(body)
+    }
+
+    private func check(_ offset: Int64, _ count: Int) throws {
         guard offset >= 0, count >= 0, offset <= size, Int64(count) <= size - offset else {
             throw MetascrubError.truncated(format: "file", path: path, offset: offset, needed: Int64(count))
         }
+    }
+
+    /// The whole file, once a read reaches past the head of a file small enough to hold.
+    private func memory(through end: Int64) throws -> [UInt8]? {
+        if let loaded { return loaded }
+        guard size <= Self.loadLimit, end > Self.headLength || size <= Self.headLength else { return nil }
+        let bytes = try pread(at: 0, count: Int(size))
+        loaded = bytes
+        return bytes
+    }
+
+    private func pread(at offset: Int64, count: Int) throws -> [UInt8] {
         if count == 0 { return [] }
         var done = 0
         let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             while done < count {
-                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                let n = Glibc.pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
                 if n < 0 {
                     if errno == EINTR { continue }
                     initialized = done
@@ -88,12 +151,20 @@ public final class MemoryByteSource: ByteSource {
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
     public var size: Int64 { Int64(bytes.count) }
     public var fileDescriptor: Int32? { nil }
+    public var isInMemory: Bool { true }
 
     public func read(at offset: Int64, count: Int) throws -> [UInt8] {
         guard offset >= 0, count >= 0, offset <= size, Int64(count) <= size - offset else {
             throw MetascrubError.truncated(format: "memory", path: "buffer", offset: offset, needed: Int64(count))
         }
         return Array(bytes[Int(offset)..<Int(offset) + count])
+    }
+
+    public func withBytes<R>(at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        guard offset >= 0, count >= 0, offset <= size, Int64(count) <= size - offset else {
+            throw MetascrubError.truncated(format: "memory", path: "buffer", offset: offset, needed: Int64(count))
+        }
+        return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
     }
 }
 

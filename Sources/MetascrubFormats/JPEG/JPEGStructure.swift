@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The segment list of a JPEG file (ITU T.81 B.1), with the entropy-coded data after each SOS located
 /// but never parsed or copied through parsing code.
 struct JPEGStructure {
@@ -128,6 +132,14 @@ struct JPEGStructure {
 
     /// The offset of the first marker after entropy-coded data that is not a stuffed byte or a restart marker.
     private static func entropyEnd(_ reader: inout BufferedReader, from start: Int64) throws -> Int64 {
+        if reader.source.isInMemory, start <= reader.source.size {
+            let source = reader.source
+            let found = try source.withBytes(at: start, count: Int(source.size - start)) { Self.markerAfterEntropy(in: $0) }
+            guard let found else {
+                throw MetascrubError.truncated(format: "JPEG", path: "entropy-coded data", offset: start, needed: 2)
+            }
+            return start + Int64(found)
+        }
         reader.seek(start)
         while try reader.seekToNextFF() != nil {
             _ = try reader.next()
@@ -139,6 +151,28 @@ struct JPEGStructure {
             return reader.position - 2
         }
         throw MetascrubError.truncated(format: "JPEG", path: "entropy-coded data", offset: start, needed: 2)
+    }
+
+    /// Offset of the first marker that ends entropy-coded data (not a stuffed 0xFF00, not RSTn), with memchr
+    /// over bytes already in memory: the walk that finds EOI in every JPEG, so it must not copy or call per byte.
+    static func markerAfterEntropy(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let end = bytes.count
+        var at = 0
+        while at < end {
+            guard let hit = memchr(base + at, 0xFF, end - at) else { return nil }
+            let ff = UnsafeRawPointer(hit) - base
+            var next = ff + 1
+            while next < end, bytes[next] == 0xFF { next += 1 }
+            guard next < end else { return nil }
+            let code = bytes[next]
+            if code == 0x00 || (0xD0...0xD7).contains(code) {
+                at = next + 1
+                continue
+            }
+            return next - 1
+        }
+        return nil
     }
 
     private static func role(of marker: UInt8, segment: Segment, _ source: any ByteSource) throws -> Role {
