@@ -38,8 +38,7 @@ struct ImageConverter {
             throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
         }
 
-        let bytes = try source.readAll()
-        let decoded = format == "jxl" ? try JXLDecoder.render(bytes: bytes) : try HEIFDecoder.render(bytes: bytes)
+        let decoded = try decode(source, handler: handler, format: format, scan: scan, report: &report)
         // The profile describes the decoded pixels (libjxl describes its own output even without one in the
         // file), so it goes along unless the policy removes the source's profile.
         let removesICC = findings.contains { $0.item.key == "icc:profile" && $0.disposition != .keep }
@@ -89,6 +88,31 @@ struct ImageConverter {
         if findings.contains(where: { $0.disposition == .keep && $0.item.category != .structure && $0.item.category != .rendering }) {
             report.notes.append(Note(.warning, code: "reencode-kept-dropped",
                                      "items the policy keeps (other than the colour profile) are not carried into converted files yet"))
+        }
+    }
+
+    /// The source's displayed image. libheif refuses some files for their metadata items alone (an iPhone HEIC
+    /// whose Exif item is "not correctly assigned"); those are decoded from the remuxed clean, whose coded image
+    /// data is byte for byte the original's (the remux verification proves it).
+    private func decode(_ source: FileByteSource, handler: any FormatHandler, format: String, scan: ScanResult,
+                        report: inout FileReport) throws -> DecodedImage {
+        let bytes = try source.readAll()
+        if format == "jxl" { return try JXLDecoder.render(bytes: bytes) }
+        do {
+            return try HEIFDecoder.render(bytes: bytes)
+        } catch let first {
+            let processor = FileProcessor(options: options)
+            let settled = try processor.decisions(handler, source, scan)
+            guard settled.contains(where: { $0.disposition != .keep }) else { throw first }
+            let sink = MemoryOutputSink()
+            let result = try handler.clean(source, scan: scan, plan: CleanPlan(findings: settled, policy: options.policy, layout: options.layout), to: sink)
+            var check = FileReport(path: report.path, status: .error)
+            let cleaned = MemoryByteSource(sink.bytes)
+            try processor.verify(handler: handler, original: source, scan: scan, result: result, cleaned: cleaned, report: &check)
+            guard let decoded = try? HEIFDecoder.render(bytes: sink.bytes) else { throw first }
+            report.notes.append(Note(.info, code: "reencode-decoded-after-remux",
+                                     "libheif could not read the original (\(FileProcessor.typed(first).description)); decoded from its verified remux without the metadata items"))
+            return decoded
         }
     }
 
