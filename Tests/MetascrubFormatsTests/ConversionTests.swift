@@ -100,6 +100,29 @@ final class ConversionTests: XCTestCase {
         }
     }
 
+    /// Under `share` exactly the authorship and rights the policy keeps reach the converted file (ExifTool).
+    func testSharePolicyCarriesOnlyWhatItKeeps() throws {
+        let tmp = TempDir()
+        for fixture in ["heic/exif-xmp.heic", "heic/exif.avif"] {
+            for target in ConversionTarget.allCases {
+                let output = tmp.file((fixture as NSString).lastPathComponent + "." + target.fileExtension)
+                let report = convert(fixture, target, to: output, policy: "share")
+                XCTAssertEqual(report.status, .cleaned, "\(fixture): \(report.error?.message ?? "")")
+                let tags = Oracle.exiftool(output)
+                XCTAssertEqual(tags["IFD0:Artist"] as? String, "CANARY-ARTIST-Alice", fixture)
+                XCTAssertEqual(tags["IFD0:Copyright"] as? String, "CANARY-COPYRIGHT-2026", fixture)
+                XCTAssertEqual(tags["XMP-dc:Creator"] as? String, "CANARY-XMP-CREATOR", fixture)
+                XCTAssertEqual(tags["XMP-dc:Rights"] as? String, "CANARY-XMP-RIGHTS", fixture)
+                for canary in ["CanaryMake", "CANARY-SERIAL", "CANARY-SOFTWARE", "CANARY-DESCRIPTION", "CANARY-USERCOMMENT", "CANARY-CITY"] {
+                    XCTAssertFalse(Oracle.contains(output, canary), "\(fixture) → \(target): \(canary) carried although share removes it")
+                }
+                XCTAssertNil(tags["IFD0:Orientation"], "\(fixture): the pixels are upright; no orientation may be carried")
+                XCTAssertEqual(FileProcessor(options: ProcessingOptions(policy: Run.policy("share")))
+                    .scan(InputFile(path: output, relative: "x")).status, .clean, fixture)
+            }
+        }
+    }
+
     func testRotatedHEICIsUprightAndSaysOrientationBaked() throws {
         let tmp = TempDir()
         let output = tmp.file("rot90.jpg")

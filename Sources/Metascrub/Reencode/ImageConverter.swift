@@ -38,13 +38,16 @@ struct ImageConverter {
             throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
         }
 
-        let decoded = try decode(source, handler: handler, format: format, scan: scan, report: &report)
+        let wantsCarry = Self.keepsCarriable(findings)
+        var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, handler: handler, scan: scan) : nil
+        let decoded = try decode(source, handler: handler, format: format, scan: scan, remux: &remux, report: &report)
+        let carried = wantsCarry ? carried(from: remux, format: format) : CarriedMetadata()
         // The profile describes the decoded pixels (libjxl describes its own output even without one in the
         // file), so it goes along unless the policy removes the source's profile.
         let removesICC = findings.contains { $0.item.key == "icc:profile" && $0.disposition != .keep }
         let icc = removesICC ? nil : decoded.iccProfile
         // Proven in memory first: nothing reaches the file system unless it passes.
-        let (encoded, encoder, settings, fidelity) = try encode(decoded, as: conversion, icc: icc, report: &report)
+        let (encoded, encoder, settings, fidelity) = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
         try rescan(encoded, as: conversion, fidelity: fidelity, report: &report)
 
         try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: createFolders, write: { sink in
@@ -79,15 +82,18 @@ struct ImageConverter {
                 f.outcome = .baked
             } else if finding.item.key == "heif:primary" {
                 f.outcome = .kept
+            } else if finding.disposition == .keep, !carried.isEmpty, finding.item.key.hasPrefix("exif:") || finding.item.key.hasPrefix("xmp:") {
+                // Copied across in the Exif/XMP of the verified remux.
+                f.outcome = .kept
             } else {
-                // Only the pixels and the ICC profile are written: every other item is gone, kept or not.
+                // Everything else is gone: only pixels, the ICC profile and the remux's Exif/XMP are written.
                 f.outcome = .removed
             }
             return f
         }
-        if findings.contains(where: { $0.disposition == .keep && $0.item.category != .structure && $0.item.category != .rendering }) {
+        if wantsCarry, carried.isEmpty {
             report.notes.append(Note(.warning, code: "reencode-kept-dropped",
-                                     "items the policy keeps (other than the colour profile) are not carried into converted files yet"))
+                                     "items the policy keeps are not carried into files converted from \(format) (only Exif and XMP of HEIF/AVIF are)"))
         }
     }
 
@@ -95,21 +101,14 @@ struct ImageConverter {
     /// whose Exif item is "not correctly assigned"); those are decoded from the remuxed clean, whose coded image
     /// data is byte for byte the original's (the remux verification proves it).
     private func decode(_ source: FileByteSource, handler: any FormatHandler, format: String, scan: ScanResult,
-                        report: inout FileReport) throws -> DecodedImage {
+                        remux: inout [UInt8]?, report: inout FileReport) throws -> DecodedImage {
         let bytes = try source.readAll()
         if format == "jxl" { return try JXLDecoder.render(bytes: bytes) }
         do {
             return try HEIFDecoder.render(bytes: bytes)
         } catch let first {
-            let processor = FileProcessor(options: options)
-            let settled = try processor.decisions(handler, source, scan)
-            guard settled.contains(where: { $0.disposition != .keep }) else { throw first }
-            let sink = MemoryOutputSink()
-            let result = try handler.clean(source, scan: scan, plan: CleanPlan(findings: settled, policy: options.policy, layout: options.layout), to: sink)
-            var check = FileReport(path: report.path, status: .error)
-            let cleaned = MemoryByteSource(sink.bytes)
-            try processor.verify(handler: handler, original: source, scan: scan, result: result, cleaned: cleaned, report: &check)
-            guard let decoded = try? HEIFDecoder.render(bytes: sink.bytes) else { throw first }
+            if remux == nil { remux = try verifiedRemux(source, handler: handler, scan: scan) }
+            guard let remux, remux != bytes, let decoded = try? HEIFDecoder.render(bytes: remux) else { throw first }
             report.notes.append(Note(.info, code: "reencode-decoded-after-remux",
                                      "libheif could not read the original (\(FileProcessor.typed(first).description)); decoded from its verified remux without the metadata items"))
             return decoded
@@ -126,7 +125,7 @@ struct ImageConverter {
 
     /// Encodes and measures against the source's render: JPEG by the quality ladder (or at `--quality` only),
     /// PNG losslessly. Throws (nothing is written) when no allowed setting reaches the policy's min-psnr.
-    private func encode(_ decoded: DecodedImage, as conversion: ConversionTarget, icc: [UInt8]?,
+    private func encode(_ decoded: DecodedImage, as conversion: ConversionTarget, icc: [UInt8]?, carried: CarriedMetadata,
                         report: inout FileReport) throws -> ([UInt8], String, String, Fidelity) {
         let threshold = options.policy.minimumPSNR
         switch conversion {
@@ -138,7 +137,7 @@ struct ImageConverter {
                 ?? Self.qualityLadder
             var last: Fidelity?
             for settings in ladder {
-                let bytes = try JPEGEncoder.encode(decoded.raster, settings: settings, iccProfile: icc)
+                let bytes = try JPEGEncoder.encode(decoded.raster, settings: settings, iccProfile: icc, segments: carried.jpegSegments)
                 let d = try LosslessJPEG.decodeRGB(bytes)
                 let fidelity = try Fidelity.measure(decoded.raster, Raster(width: d.width, height: d.height, layout: .rgb, pixels: d.pixels))
                 last = fidelity
@@ -150,7 +149,7 @@ struct ImageConverter {
             }
             throw tooFar(last, threshold, report: &report)
         case .png:
-            let bytes = try PNGEncoder.encode(decoded.raster, iccProfile: icc)
+            let bytes = try PNGEncoder.encode(decoded.raster, iccProfile: icc, chunks: carried.pngChunks)
             let d = try PNGDecoder.decodeRGBA16(bytes)
             let raster = Raster(width: d.width, height: d.height, layout: .rgba, pixels: d.pixels.map { UInt8($0 >> 8) })
             let fidelity = try Fidelity.measure(decoded.raster, raster)

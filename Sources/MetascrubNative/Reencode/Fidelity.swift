@@ -58,7 +58,8 @@ public struct Fidelity: Sendable, Equatable {
     }
 
     /// SSIM (Wang et al. 2004, C1 = (0.01·255)², C2 = (0.03·255)²) of BT.601 luma over non-overlapping 8×8
-    /// windows: cheap enough for 12 MP in a fraction of the decode time, and the usual structural figure.
+    /// windows: the usual structural figure, cheap enough for 12 MP (integer luma and window sums; floating
+    /// point once per window).
     static func meanSSIM(_ a: Raster, _ b: Raster) -> Double {
         let w = a.width, h = a.height, n = 8
         guard w >= n, h >= n else { return a.pixels == b.pixels ? 1 : 0 }
@@ -67,14 +68,14 @@ public struct Fidelity: Sendable, Equatable {
         var windows = 0
         a.pixels.withUnsafeBufferPointer { p in
             b.pixels.withUnsafeBufferPointer { q in
-                func luma(_ s: UnsafeBufferPointer<UInt8>, _ i: Int) -> Double {
-                    0.299 * Double(s[i]) + 0.587 * Double(s[i + 1]) + 0.114 * Double(s[i + 2])
+                @inline(__always) func luma(_ s: UnsafeBufferPointer<UInt8>, _ i: Int) -> Int {
+                    (77 * Int(s[i]) + 150 * Int(s[i + 1]) + 29 * Int(s[i + 2]) + 128) >> 8
                 }
                 var y = 0
                 while y + n <= h {
                     var x = 0
                     while x + n <= w {
-                        var sa = 0.0, sb = 0.0, saa = 0.0, sbb = 0.0, sab = 0.0
+                        var sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0
                         for yy in y..<(y + n) {
                             var i = (yy * w + x) * 3
                             for _ in 0..<n {
@@ -84,8 +85,9 @@ public struct Fidelity: Sendable, Equatable {
                             }
                         }
                         let count = Double(n * n)
-                        let ma = sa / count, mb = sb / count
-                        let va = saa / count - ma * ma, vb = sbb / count - mb * mb, cov = sab / count - ma * mb
+                        let ma = Double(sa) / count, mb = Double(sb) / count
+                        let va = Double(saa) / count - ma * ma, vb = Double(sbb) / count - mb * mb
+                        let cov = Double(sab) / count - ma * mb
                         total += ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2))
                         windows += 1
                         x += n
