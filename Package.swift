@@ -31,6 +31,7 @@ let package = Package(
         // reach it through dlopen on first use (see NativeLibraries.swift).
         systemLibrary("CFFmpeg", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
+        systemLibrary("CWebP", pkgConfig: "libwebp", apt: ["libwebp-dev"]),
         systemLibrary("CNettle", pkgConfig: "nettle", apt: ["nettle-dev"]),
         // exiv2 is C++: a small C API over it, every call inside try/catch.
         .target(
@@ -45,7 +46,7 @@ let package = Package(
         .target(name: "CJXLLoader"),
 
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
-        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CPNG", "CHeif", "CJXLLoader", "CZlib"]),
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
         .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform"]),

@@ -14,16 +14,34 @@ struct OrientationReencoder {
     var options: ProcessingOptions
 
     struct Need {
+        enum Kind { case jpeg, webp(lossless: Bool) }
+        var kind: Kind
         var orientation: Int
         var item: Int
         var reason: String
     }
 
-    /// When the fallback applies: the policy allows re-encoding and the JPEG handler says no exact lossless bake exists.
+    /// The re-encoded file and how it was made.
+    struct Encoded {
+        var bytes: [UInt8]
+        var format: String
+        var decoder: String
+        var encoder: String
+        var settings: String
+        var fidelity: Fidelity
+    }
+
+    /// When the fallback applies: the policy allows re-encoding and the handler says no exact lossless bake
+    /// exists (JPEG), or none exists at all (WebP).
     static func need(_ handler: any FormatHandler, _ source: any ByteSource, _ scan: ScanResult, _ plan: CleanPlan) -> Need? {
-        guard plan.policy.allowReencode, let jpeg = handler as? JPEGFormat,
-              let found = jpeg.bakeNeedingReencode(source, scan: scan, plan: plan) else { return nil }
-        return Need(orientation: found.orientation, item: found.item, reason: found.reason)
+        guard plan.policy.allowReencode else { return nil }
+        if let jpeg = handler as? JPEGFormat, let found = jpeg.bakeNeedingReencode(source, scan: scan, plan: plan) {
+            return Need(kind: .jpeg, orientation: found.orientation, item: found.item, reason: found.reason)
+        }
+        if let webp = handler as? WebPFormat, let found = webp.reencodableBake(scan: scan, plan: plan) {
+            return Need(kind: .webp(lossless: found.lossless), orientation: found.orientation, item: found.item, reason: found.reason)
+        }
+        return nil
     }
 
     func clean(_ source: FileByteSource, handler: any FormatHandler, scan: ScanResult, findings: [Finding], plan: CleanPlan,
@@ -35,34 +53,11 @@ struct OrientationReencoder {
         var result = try handler.clean(source, scan: scan, plan: remuxPlan, to: sink)
         let remuxed = sink.bytes
 
-        // 2. The original's displayed render: its pixels turned as the tag says.
-        let decoded = try LosslessJPEG.decodeRGB(remuxed)
-        let turned = PixelOrientation.apply(need.orientation, width: decoded.width, height: decoded.height, pixels: decoded.pixels, channels: 3)
-        let header = try LosslessJPEG.header(remuxed)
-        let chroma = Self.chroma(header.subsampling)
-        var render = Raster(width: turned.width, height: turned.height, layout: .rgb, pixels: turned.pixels)
-        if chroma == .gray { render = Raster(width: render.width, height: render.height, layout: .gray, pixels: stride(from: 0, to: render.pixels.count, by: 3).map { render.pixels[$0] }) }
-
-        // 3. Encode at the matched quality, climbing only if the fidelity floor is missed.
-        let threshold = options.policy.minimumPSNR
-        let matched = JPEGTables.estimatedQuality(remuxed) ?? 92
-        // Rotating subsampled chroma moves it off its sampling grid; full chroma is the last resort.
-        var ladder = Array(Set([matched, min(100, matched + 3), min(100, matched + 6), 100])).sorted()
-            .map { JPEGEncoder.Settings(quality: $0, subsampling: chroma) }
-        if chroma != .s444, chroma != .gray { ladder += [.init(quality: max(matched, 95), subsampling: .s444), .init(quality: 100, subsampling: .s444)] }
-        var chosen: (bytes: [UInt8], settings: JPEGEncoder.Settings, fidelity: Fidelity)?
-        var last: Fidelity?
-        for settings in ladder {
-            let encoded = try JPEGEncoder.encode(render, settings: settings)
-            let bytes = [0xFF, 0xD8] + JPEGTables.leadingMetadata(remuxed) + JPEGTables.codedPart(encoded)
-            let back = try LosslessJPEG.decodeRGB(bytes)
-            let fidelity = try Fidelity.measure(render, Raster(width: back.width, height: back.height, layout: .rgb, pixels: back.pixels))
-            last = fidelity
-            if fidelity.meets(threshold) { chosen = (bytes, settings, fidelity); break }
-        }
-        guard let chosen else {
-            report.verification = Verification(rescan: .skipped, content: "decoded pixels against the original's displayed render: \(last?.summary ?? "not measured")", contentResult: .failed)
-            throw MetascrubError.verificationFailed(reason: "re-encoded image too far from the original: \(last?.summary ?? "not measured"), policy min-psnr \(Reencoding.decimal(threshold, 1)) dB")
+        // 2–3. The original's displayed render, encoded again and measured against it.
+        let chosen: Encoded
+        switch need.kind {
+        case .jpeg: chosen = try reencodeJPEG(remuxed, need, report: &report)
+        case .webp(let lossless): chosen = try reencodeWebP(remuxed, need, lossless: lossless, report: &report)
         }
 
         // 4. Re-scan with the policy (settled as every verification is).
@@ -101,13 +96,73 @@ struct OrientationReencoder {
         processor.record(result, findings: findings, output: target, report: &report)
         report.bytesAfter = Int64(chosen.bytes.count)
         if options.digests { report.sha256After = try Hashing.sha256(output) }
+        report.reencode = Reencoding(
+            reason: "orientation bake: \(need.reason)", from: chosen.format, to: chosen.format, decoder: chosen.decoder,
+            encoder: chosen.encoder, settings: chosen.settings,
+            psnr: chosen.fidelity.psnr, ssim: chosen.fidelity.ssim, minimumPSNR: options.policy.minimumPSNR)
+    }
+
+    /// JPEG: the source's sampling and the IJG quality its luminance table matches, climbing (then to 4:4:4)
+    /// only until the result reaches min-psnr.
+    private func reencodeJPEG(_ remuxed: [UInt8], _ need: Need, report: inout FileReport) throws -> Encoded {
+        let decoded = try LosslessJPEG.decodeRGB(remuxed)
+        let turned = PixelOrientation.apply(need.orientation, width: decoded.width, height: decoded.height, pixels: decoded.pixels, channels: 3)
+        let header = try LosslessJPEG.header(remuxed)
+        let chroma = Self.chroma(header.subsampling)
+        var render = Raster(width: turned.width, height: turned.height, layout: .rgb, pixels: turned.pixels)
+        if chroma == .gray { render = Raster(width: render.width, height: render.height, layout: .gray, pixels: stride(from: 0, to: render.pixels.count, by: 3).map { render.pixels[$0] }) }
+
+        let threshold = options.policy.minimumPSNR
+        let matched = JPEGTables.estimatedQuality(remuxed) ?? 92
+        // Rotating subsampled chroma moves it off its sampling grid; full chroma is the last resort.
+        var ladder = Array(Set([matched, min(100, matched + 3), min(100, matched + 6), 100])).sorted()
+            .map { JPEGEncoder.Settings(quality: $0, subsampling: chroma) }
+        if chroma != .s444, chroma != .gray { ladder += [.init(quality: max(matched, 95), subsampling: .s444), .init(quality: 100, subsampling: .s444)] }
+        var chosen: (bytes: [UInt8], settings: JPEGEncoder.Settings, fidelity: Fidelity)?
+        var last: Fidelity?
+        for settings in ladder {
+            let encoded = try JPEGEncoder.encode(render, settings: settings)
+            let bytes = [0xFF, 0xD8] + JPEGTables.leadingMetadata(remuxed) + JPEGTables.codedPart(encoded)
+            let back = try LosslessJPEG.decodeRGB(bytes)
+            let fidelity = try Fidelity.measure(render, Raster(width: back.width, height: back.height, layout: .rgb, pixels: back.pixels))
+            last = fidelity
+            if fidelity.meets(threshold) { chosen = (bytes, settings, fidelity); break }
+        }
+        guard let chosen else { throw tooFar(last, threshold, report: &report) }
         let rule = chosen.settings.quality == matched && chosen.settings.subsampling == chroma
             ? "matched to the source's quantisation table (IJG quality \(matched)) and sampling"
             : "source's table matches IJG quality \(matched) at \(chroma.rawValue); raised to reach \(Reencoding.decimal(threshold, 1)) dB"
-        report.reencode = Reencoding(
-            reason: "orientation bake: \(need.reason)", from: "jpeg", to: "jpeg", decoder: "libjpeg-turbo (TurboJPEG)",
-            encoder: JPEGEncoder.encoderName, settings: chosen.settings.summary + "; " + rule,
-            psnr: chosen.fidelity.psnr, ssim: chosen.fidelity.ssim, minimumPSNR: threshold)
+        return Encoded(bytes: chosen.bytes, format: "jpeg", decoder: "libjpeg-turbo (TurboJPEG)", encoder: JPEGEncoder.encoderName,
+                       settings: chosen.settings.summary + "; " + rule, fidelity: chosen.fidelity)
+    }
+
+    /// WebP: lossless stays lossless (and must decode to identical pixels); lossy climbs 90, 95, 100 until the
+    /// result reaches min-psnr (the source's VP8 quantiser is not read back).
+    private func reencodeWebP(_ remuxed: [UInt8], _ need: Need, lossless: Bool, report: inout FileReport) throws -> Encoded {
+        let decoded = try WebPCodec.decodeRGBA(remuxed)
+        let turned = PixelOrientation.apply(need.orientation, width: decoded.width, height: decoded.height, pixels: decoded.pixels, channels: 4)
+        let render = Raster(width: turned.width, height: turned.height, layout: .rgba, pixels: turned.pixels)
+        let threshold = options.policy.minimumPSNR
+        var last: Fidelity?
+        for quality in lossless ? [nil] : [90, 95, 100] as [Int?] {
+            let encoded = try WebPCodec.encode(render, quality: quality)
+            let bytes = try WebPCodec.replacingImage(in: remuxed, with: encoded, width: render.width, height: render.height)
+            let back = try WebPCodec.decodeRGBA(bytes)
+            let fidelity = try Fidelity.measure(render, back)
+            last = fidelity
+            let alphaSame = !lossless || back.pixels == render.pixels
+            if lossless ? fidelity.identical && alphaSame : fidelity.meets(threshold) {
+                return Encoded(bytes: bytes, format: "webp", decoder: WebPCodec.encoderName, encoder: WebPCodec.encoderName,
+                               settings: quality.map { "lossy VP8, quality \($0); lowest of 90, 95, 100 to reach \(Reencoding.decimal(threshold, 1)) dB" }
+                                   ?? "lossless VP8L (the source is lossless)", fidelity: fidelity)
+            }
+        }
+        throw tooFar(last, threshold, report: &report)
+    }
+
+    private func tooFar(_ last: Fidelity?, _ threshold: Double, report: inout FileReport) -> MetascrubError {
+        report.verification = Verification(rescan: .skipped, content: "decoded pixels against the original's displayed render: \(last?.summary ?? "not measured")", contentResult: .failed)
+        return .verificationFailed(reason: "re-encoded image too far from the original: \(last?.summary ?? "not measured"), policy min-psnr \(Reencoding.decimal(threshold, 1)) dB")
     }
 
     /// TurboJPEG's TJSAMP_* value as a sampling the encoder can reproduce (4:4:0 and 4:1:1 are encoded as 4:2:0).

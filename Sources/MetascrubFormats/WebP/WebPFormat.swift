@@ -195,9 +195,26 @@ extension WebPFormat {
               let orientation = exif.orientation, (2...8).contains(orientation) else { return findings }
         var settled = findings
         let lossless = layout.structure.chunks.contains { $0.fourCC == "VP8L" }
+        // With re-encoding allowed a still image keeps its bake: the cleaner re-encodes it (`reencodableBake`).
+        if policy.allowReencode, Self.isStill(layout) { return settled }
         settled.keep(item, because: lossless
             ? "rotating VP8L data needs a lossless WebP re-encode, which the policy does not allow"
             : "rotating lossy VP8 data would re-encode it")
         return settled
+    }
+
+    /// An orientation to bake by re-encoding (`reencode: true`): its value, the scan item, whether the image is
+    /// lossless, and why no lossless path exists. nil for animations and when nothing is to be baked.
+    public func reencodableBake(scan: ScanResult, plan: CleanPlan) -> (orientation: Int, item: Int, lossless: Bool, reason: String)? {
+        guard let layout = scan.layout as? WebPLayout, let exif = layout.exif, let item = exif.orientationItem,
+              plan.findings.indices.contains(item), plan.disposition(item) == .bake,
+              let orientation = exif.orientation, (2...8).contains(orientation), Self.isStill(layout) else { return nil }
+        let lossless = layout.structure.chunks.contains { $0.fourCC == "VP8L" }
+        return (orientation, item, lossless, lossless ? "WebP has no lossless rotation of VP8L data; re-encoded losslessly"
+                                                      : "WebP has no lossless rotation of lossy VP8 data")
+    }
+
+    static func isStill(_ layout: WebPLayout) -> Bool {
+        !layout.structure.chunks.contains { $0.fourCC == "ANIM" || $0.fourCC == "ANMF" }
     }
 }
