@@ -10,7 +10,7 @@ import XCTest
 /// and ExifTool (no orientation tag left).
 final class OrientationReencodeTests: XCTestCase {
     override func setUpWithError() throws {
-        for tool in ["exiftool", "convert", "compare", "identify"] {
+        for tool in ["exiftool", "convert", "compare", "identify", "dwebp"] {
             XCTAssertTrue(Tool.available(tool), "\(tool) is needed (scripts/install-deps)")
         }
     }
@@ -63,6 +63,38 @@ final class OrientationReencodeTests: XCTestCase {
         XCTAssertTrue(Self.fixtures.contains { fixture in
             Run.clean(Fixture.path(fixture), to: tmp.file("again.jpg"), policy: Self.reencoding).method == .reencode
         }, "no fixture exercised the re-encode")
+    }
+
+    /// WebP has no lossless rotation: lossless stays lossless with identical pixels; lossy comes out at a
+    /// lossy quality or, when none is close enough, losslessly. The reference is `dwebp`'s render turned by
+    /// ImageMagick as Orientation=6 says.
+    func testWebPOrientationIsBakedByReencoding() throws {
+        let tmp = TempDir()
+        for fixture in ["webp/lossless-orient6.webp", "webp/lossy-orient6.webp"] {
+            let name = (fixture as NSString).lastPathComponent
+            let output = tmp.file(name)
+            let report = Run.clean(Fixture.path(fixture), to: output, policy: Self.reencoding)
+            XCTAssertEqual(report.status, .cleaned, "\(name): \(report.error?.message ?? "")")
+            XCTAssertEqual(report.method, .reencode, name)
+            XCTAssertTrue(report.reencode?.encoder.hasPrefix("libwebp") == true, name)
+            XCTAssertNil(Oracle.exiftool(output)["IFD0:Orientation"], "\(name): orientation tag left")
+            let decoded = tmp.file(name + ".png"), reference = tmp.file(name + ".ref.png"), rendered = tmp.file(name + ".out.png")
+            XCTAssertEqual(Tool.run(["dwebp", "-quiet", Fixture.path(fixture), "-o", decoded]).status, 0)
+            XCTAssertEqual(Tool.run(["convert", decoded, "-rotate", "90", reference]).status, 0)
+            XCTAssertEqual(Tool.run(["dwebp", "-quiet", output, "-o", rendered]).status, 0, "\(name): dwebp cannot read the output")
+            let measured = try XCTUnwrap(psnr(reference, rendered), name)
+            if fixture.contains("lossless") {
+                XCTAssertEqual(measured, .infinity, "\(name): lossless must stay exact")
+            } else {
+                XCTAssertGreaterThanOrEqual(measured, 40, name)
+            }
+            XCTAssertEqual(FileProcessor(options: ProcessingOptions(policy: Self.reencoding))
+                .scan(InputFile(path: output, relative: name)).status, .clean, name)
+            // Without re-encoding the tag stays, as before.
+            let kept = Run.clean(Fixture.path(fixture), to: tmp.file("strict-" + name))
+            XCTAssertNotEqual(kept.method, .reencode, name)
+            XCTAssertEqual(kept.findings.first { $0.item.key == "exif:Orientation" }?.outcome, .keptAsFallback, name)
+        }
     }
 
     func testShippedPoliciesDoNotReencode() {

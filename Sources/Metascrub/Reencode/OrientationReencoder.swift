@@ -137,24 +137,27 @@ struct OrientationReencoder {
     }
 
     /// WebP: lossless stays lossless (and must decode to identical pixels); lossy climbs 90, 95, 100 until the
-    /// result reaches min-psnr (the source's VP8 quantiser is not read back).
+    /// result reaches min-psnr (the source's VP8 quantiser is not read back), then lossless.
     private func reencodeWebP(_ remuxed: [UInt8], _ need: Need, lossless: Bool, report: inout FileReport) throws -> Encoded {
         let decoded = try WebPCodec.decodeRGBA(remuxed)
         let turned = PixelOrientation.apply(need.orientation, width: decoded.width, height: decoded.height, pixels: decoded.pixels, channels: 4)
         let render = Raster(width: turned.width, height: turned.height, layout: .rgba, pixels: turned.pixels)
         let threshold = options.policy.minimumPSNR
         var last: Fidelity?
-        for quality in lossless ? [nil] : [90, 95, 100] as [Int?] {
+        // Lossy WebP is always 4:2:0, and turned chroma leaves its grid: when no lossy quality is close enough,
+        // a lossless VP8L of the render is (larger, but exactly the displayed image).
+        for quality in lossless ? [nil] : [90, 95, 100, nil] as [Int?] {
             let encoded = try WebPCodec.encode(render, quality: quality)
             let bytes = try WebPCodec.replacingImage(in: remuxed, with: encoded, width: render.width, height: render.height)
             let back = try WebPCodec.decodeRGBA(bytes)
             let fidelity = try Fidelity.measure(render, back)
             last = fidelity
             let alphaSame = !lossless || back.pixels == render.pixels
-            if lossless ? fidelity.identical && alphaSame : fidelity.meets(threshold) {
+            if quality == nil ? fidelity.identical && alphaSame : fidelity.meets(threshold) {
                 return Encoded(bytes: bytes, format: "webp", decoder: WebPCodec.encoderName, encoder: WebPCodec.encoderName,
                                settings: quality.map { "lossy VP8, quality \($0); lowest of 90, 95, 100 to reach \(Reencoding.decimal(threshold, 1)) dB" }
-                                   ?? "lossless VP8L (the source is lossless)", fidelity: fidelity)
+                                   ?? (lossless ? "lossless VP8L (the source is lossless)"
+                                       : "lossless VP8L: no lossy quality up to 100 reached \(Reencoding.decimal(threshold, 1)) dB"), fidelity: fidelity)
             }
         }
         throw tooFar(last, threshold, report: &report)
