@@ -26,7 +26,9 @@ let package = Package(
         systemLibrary("CExif", pkgConfig: "libexif", apt: ["libexif-dev"]),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: ["libturbojpeg0-dev"]),
         systemLibrary("CPNG", pkgConfig: "libpng", apt: ["libpng-dev"]),
-        systemLibrary("CHeif", pkgConfig: "libheif", apt: ["libheif-dev"]),
+        // libheif through dlopen on first use (heif_lazy.c): linking it cost every process start its codecs'
+        // initialisers. Its headers come from libheif-dev.
+        .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
         // Not linked by any target yet: FFmpeg costs ~40 ms per process start, so the audio/video formats must
         // reach it through dlopen on first use (see NativeLibraries.swift).
         systemLibrary("CFFmpeg", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),

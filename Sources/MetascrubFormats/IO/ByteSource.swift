@@ -45,7 +45,7 @@ extension ByteSource {
 
 /// A file opened read-only; reads with pread so several readers can share it.
 ///
-/// A file up to `loadLimit` bytes is read into memory whole on the first read past its head, and every later
+/// A file up to `loadLimit` bytes (photos; not videos, so peak memory stays under 64 MB) is read into memory whole on the first read past its head, and every later
 /// read is served from there: a clean scans the input, copies it and compares it with the output, and each of
 /// those used to read the file again through the kernel (issue 19). Larger files stream, so memory stays flat.
 public final class FileByteSource: ByteSource {
@@ -58,7 +58,7 @@ public final class FileByteSource: ByteSource {
     private var mapping: UnsafeRawBufferPointer?
     /// Reads that end within this many bytes (headers, magic numbers) never load the file.
     static let headLength: Int64 = 64 << 10
-    public static let loadLimit: Int64 = 32 << 20
+    public static let loadLimit: Int64 = 16 << 20
 
     /// `mapOwnFile`: map the file instead of reading it (see `mapping`); for verifying our own output, which
     /// is then compared and re-scanned without a copy.
