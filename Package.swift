@@ -65,7 +65,9 @@ let package = Package(
         // The command line: a thin layer over `Metascrub`.
         .executableTarget(
             name: "metascrub",
-            dependencies: ["Metascrub", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Metascrub", "MetascrubCore", "MetascrubFormats", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
 
         .testTarget(name: "MetascrubCoreTests", dependencies: ["MetascrubCore"]),

@@ -18,7 +18,7 @@ import Glibc
 #endif
 
 /// Read once: the handler under test.
-nonisolated(unsafe) private var forcedHandler: (any FormatHandler)? = {
+nonisolated(unsafe) private var forcedHandler: AnyFormatHandler? = {
     guard let raw = getenv("METASCRUB_FUZZ_FORMAT") else { return nil }
     let id = String(cString: raw)
     guard let entry = FormatRegistry.entries.first(where: { $0.format.id == id }), let handler = entry.handler else {
@@ -40,7 +40,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     guard count <= maxInput else { return -1 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: count))
     let source = MemoryByteSource(bytes)
-    let handler: any FormatHandler
+    let handler: AnyFormatHandler
     if let forcedHandler {
         handler = forcedHandler
     } else {
@@ -54,11 +54,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         guard !findings.allSatisfy({ $0.disposition == .keep }) else { return 0 }
         let plan = CleanPlan(findings: findings, policy: strict)
         let sink = MemoryOutputSink()
-        let result = try handler.clean(source, scan: scan, plan: plan, to: sink)
+        let result = try scan.clean(source, plan: plan, to: sink)
         let cleaned = MemoryByteSource(sink.bytes)
-        let rescan = try handler.scan(cleaned, options: ScanOptions())
-        _ = strict.evaluate(rescan.items)
-        _ = try handler.verifyContent(original: source, originalScan: scan, cleaned: cleaned, cleanedScan: rescan, result: result)
+        let rescan = try scan.rescan(cleaned)
+        _ = strict.evaluate(rescan.scan.items)
+        _ = try rescan.verifyContent(original: source, cleaned: cleaned, result: result)
     } catch {
         // A typed error is a correct answer to a broken file.
     }

@@ -29,7 +29,9 @@ public struct ProcessingOptions: Sendable {
     /// SHA-256 of every input and output for the report. Only the JSON report shows them, and hashing both
     /// sides cost more than the rest of a JPEG clean (docs/benchmarks.md), so the CLI turns it off otherwise.
     public var digests = true
-    /// `--convert`/`--quality`: HEIC/HEIF/AVIF written as JPEG or PNG (see `ImageConverter`).
+    /// The format table detection reads (the registry's; tests put a faulty handler in a row to see verification fail).
+    public var formats: [FormatEntry] = FormatRegistry.entries
+    /// `--convert`/`--quality`: HEIC/HEIF/AVIF and JPEG XL written as JPEG or PNG (see `ImageConverter`).
     public var conversion = ConversionOptions()
 
     public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem(),
@@ -52,12 +54,12 @@ public struct FileProcessor: Sendable {
     enum Detected {
         case notMedia
         case unsupported(FormatEntry)
-        case handled(FormatEntry, any FormatHandler)
+        case handled(FormatEntry, AnyFormatHandler)
     }
 
     func detect(_ source: any ByteSource) throws -> Detected {
         let head = try source.read(at: 0, count: Int(min(Int64(Magic.headLength), source.size)))
-        guard let entry = FormatRegistry.detect(head) else { return .notMedia }
+        guard let entry = FormatRegistry.detect(head, in: options.formats) else { return .notMedia }
         guard let handler = entry.handler else { return .unsupported(entry) }
         return .handled(entry, handler)
     }
@@ -65,12 +67,8 @@ public struct FileProcessor: Sendable {
     // MARK: scan
 
     public func scan(_ input: InputFile) -> FileReport {
+        if let early = Self.notRead(input) { return early }
         var report = FileReport(path: input.path, status: .error)
-        if let problem = input.problem {
-            report.error = ErrorInfo(problem)
-            return report
-        }
-        if let skip = input.skip { return Self.skipped(input, skip) }
         do {
             return scan(source: try options.fileSystem.openForReading(input.path), path: input.path)
         } catch {
@@ -96,7 +94,7 @@ public struct FileProcessor: Sendable {
                 report.format = entry.format.id
                 do {
                     let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
-                    report.findings = try decisions(handler, source, scan)
+                    report.findings = try decisions(scan, source)
                     report.notes = scan.notes
                     report.status = report.actionable.isEmpty ? .clean : .findings
                 } catch MetascrubError.unsupported(_, let reason) {
@@ -113,6 +111,16 @@ public struct FileProcessor: Sendable {
         return report
     }
 
+    /// The report for an input that is not read at all: the walk could not list it, or skips it.
+    static func notRead(_ input: InputFile) -> FileReport? {
+        if let problem = input.problem {
+            var report = FileReport(path: input.path, status: .error)
+            report.error = ErrorInfo(problem)
+            return report
+        }
+        return input.skip.map { skipped(input, $0) }
+    }
+
     static func skipped(_ input: InputFile, _ skip: InputFile.Skip) -> FileReport {
         var report = FileReport(path: input.path, status: .skipped)
         report.reason = skip.reason
@@ -125,12 +133,8 @@ public struct FileProcessor: Sendable {
     // MARK: clean
 
     public func clean(_ input: InputFile, output mode: OutputMode) -> FileReport {
+        if let early = Self.notRead(input) { return early }
         var report = FileReport(path: input.path, status: .error)
-        if let problem = input.problem {
-            report.error = ErrorInfo(problem)
-            return report
-        }
-        if let skip = input.skip { return Self.skipped(input, skip) }
         do {
             let target: String
             switch mode {
@@ -169,7 +173,7 @@ public struct FileProcessor: Sendable {
                 try ImageConverter(options: options).convert(
                     source, handler: handler, format: entry.format.id, to: conversion,
                     target: try ImageConverter.target(for: input, mode: mode, conversion: conversion),
-                    createFolders: mode != .inPlace && mode != .file(target), report: &report)
+                    createFolders: { if case .directory = mode { true } else { false } }(), report: &report)
             case .handled(let entry, let handler):
                 report.format = entry.format.id
                 do {
@@ -216,7 +220,7 @@ public struct FileProcessor: Sendable {
         report.notes.append(Note(.warning, code: "uncleaned", "\(format) cannot be cleaned: \(reason); its metadata is still there"))
     }
 
-    private func clean(_ source: FileByteSource, handler: any FormatHandler, target: String, mode: OutputMode, report: inout FileReport) throws {
+    private func clean(_ source: FileByteSource, handler: AnyFormatHandler, target: String, mode: OutputMode, report: inout FileReport) throws {
         let (scan, findings, plan) = try decide(source, handler: handler, report: &report)
         guard let plan else {
             if mode != .inPlace {
@@ -227,19 +231,19 @@ public struct FileProcessor: Sendable {
         }
         let createFolders: Bool
         if case .directory = mode { createFolders = true } else { createFolders = false }
-        if let need = OrientationReencoder.need(handler, source, scan, plan) {
-            try OrientationReencoder(options: options).clean(source, handler: handler, scan: scan, findings: findings, plan: plan,
+        if let need = scan.reencodableBake(input: source, plan: plan) {
+            try OrientationReencoder(options: options).clean(source, scan: scan, findings: findings, plan: plan,
                                                              need: need, target: target, createFolders: createFolders, report: &report)
             return
         }
         let writer = AtomicWriter(fileSystem: options.fileSystem)
         var result = CleanResult(method: .remux)
         try writer.replace(target, createFolders: createFolders, write: { sink in
-            result = try handler.clean(source, scan: scan, plan: plan, to: sink)
+            result = try scan.clean(source, plan: plan, to: sink)
         }, check: { temp in
             // Verify before anything replaces anything: scan the output again with the same policy.
             let cleaned = try options.fileSystem.openOwnTemporary(temp)
-            try verify(handler: handler, original: source, scan: scan, result: result, cleaned: cleaned, report: &report)
+            try verify(original: source, scan: scan, result: result, cleaned: cleaned, report: &report)
             try applyAttributes(from: source, toTemp: temp)
         })
         record(result, findings: findings, output: target, report: &report)
@@ -247,9 +251,9 @@ public struct FileProcessor: Sendable {
 
     /// Scans and applies the policy. Throws when the policy forbids an item; returns no plan (and marks the
     /// report clean) when nothing needs removing.
-    func decide(_ source: any ByteSource, handler: any FormatHandler, report: inout FileReport) throws -> (ScanResult, [Finding], CleanPlan?) {
+    func decide(_ source: any ByteSource, handler: AnyFormatHandler, report: inout FileReport) throws -> (FormatScan, [Finding], CleanPlan?) {
         let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
-        let findings = try decisions(handler, source, scan)
+        let findings = try decisions(scan, source)
         report.findings = findings
         report.notes += scan.notes
         let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
@@ -266,8 +270,8 @@ public struct FileProcessor: Sendable {
 
     /// The policy's decision for every item, settled by the handler: the one meaning scan, clean and the
     /// verification's re-scan share, so that what clean keeps is never reported as still to remove.
-    func decisions(_ handler: any FormatHandler, _ source: any ByteSource, _ scan: ScanResult) throws -> [Finding] {
-        try handler.settle(options.policy.evaluate(scan.items), input: source, scan: scan, policy: options.policy)
+    func decisions(_ scan: FormatScan, _ source: any ByteSource) throws -> [Finding] {
+        try scan.settle(options.policy.evaluate(scan.items), input: source, policy: options.policy)
     }
 
     /// Marks a verified, written clean in the report, with each finding's outcome.
@@ -297,18 +301,18 @@ public struct FileProcessor: Sendable {
 
     /// The cleaned output parses, carries nothing the policy removes, and shows the same content. Throws
     /// (so nothing is written) otherwise; fills in the report's verification and output hash.
-    func verify(handler: any FormatHandler, original source: any ByteSource, scan: ScanResult, result: CleanResult,
+    func verify(original source: any ByteSource, scan: FormatScan, result: CleanResult,
                 cleaned: any ByteSource, report: inout FileReport) throws {
-        let rescan: ScanResult
+        let rescan: FormatRescan
         do {
-            rescan = try handler.scan(cleaned, options: ScanOptions())
+            rescan = try scan.rescan(cleaned)
         } catch {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
         }
-        let remaining = Array(Set(try decisions(handler, cleaned, rescan)
+        let remaining = Array(Set(try decisions(rescan.scan, cleaned)
             .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
             .map(\.item.key))).sorted()
-        let content = try handler.verifyContent(original: source, originalScan: scan, cleaned: cleaned, cleanedScan: rescan, result: result)
+        let content = try rescan.verifyContent(original: source, cleaned: cleaned, result: result)
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
             content: content.method, contentResult: content.passed ? .passed : .failed)

@@ -2,8 +2,8 @@
 import MetascrubCore
 import MetascrubFormats
 
-/// The engine's output sink: like `FileOutputSink` (buffered writes, kernel copies of kept bytes), but every
-/// write and copy goes through a `FileSystem`, so a test can make the Nth write fail with ENOSPC or EIO.
+/// The engine's output sink: buffered writes and kernel copies of kept bytes, every write and copy through a
+/// `FileSystem`, so a test can make the Nth write fail with ENOSPC or EIO.
 final class FileSystemOutputSink: OutputSink {
     private let fileSystem: any FileSystem
     private let fd: Int32

@@ -120,25 +120,8 @@ struct CleanCommand: AsyncParsableCommand {
 
     /// `clean - --output -` and its halves: the cleaned bytes are written only after verification.
     private func stream(_ engine: Engine, _ settings: WorkflowSettings) throws -> ExitCode {
-        let processor = FileProcessor(options: engine.options)
-        let path = paths[0]
-        let source: any ByteSource = try runUsage {
-            path == "-" ? MemoryByteSource(try StandardStreams.readInput()) as any ByteSource : try FileByteSource(path: path)
-        }
-        var (file, bytes) = processor.cleanInMemory(source, path: path)
-        if let bytes {
-            do throws(MetascrubError) {
-                if output == "-" {
-                    try StandardStreams.writeOutput(bytes)
-                } else if let output {
-                    try processor.write(bytes, to: output)
-                    file.output = output
-                }
-            } catch {
-                file.status = .error
-                file.error = ErrorInfo(error)
-                file.output = nil
-            }
+        let file = try runUsage { () throws(MetascrubError) in
+            try FileProcessor(options: engine.options).cleanStream(paths[0], to: output)
         }
         let report = engine.makeReport(.clean, [file])
         try runUsage { try options.emit(report, settings, toStandardError: output == "-") }

@@ -55,47 +55,19 @@ struct ReportOptions: ParsableArguments {
             cli.exclude = exclude.isEmpty ? nil : exclude
             cli.jobs = jobs
             cli.format = json ? .json : format
+            let source: RunSetup.ConfigSource = noConfig ? .none
+                : config.map { .file($0) } ?? .discover(from: FileManager.default.currentDirectoryPath)
             do throws(MetascrubError) {
-                if noConfig { return cli }
-                let file: WorkflowConfig? = if let config {
-                    try WorkflowConfig.load(path: config)
-                } else {
-                    try WorkflowConfig.discover(from: FileManager.default.currentDirectoryPath)
-                }
-                return (file?.settings ?? WorkflowSettings()).overridden(by: cli)
+                return try RunSetup.settings(cli, config: source)
             } catch {
                 throw CLIError.usage(error.description)
             }
         }
     }
 
-    func loadPolicy(_ name: String) throws -> Policy {
-        do {
-            if PolicyCatalog.names.contains(name) { return try PolicyCatalog.builtin(name) }
-            guard FileManager.default.fileExists(atPath: name) else {
-                throw MetascrubError.policy(file: name, line: nil, key: nil,
-                                            message: "no such shipped policy or file; shipped: \(PolicyCatalog.names.joined(separator: ", "))")
-            }
-            let text = try String(contentsOfFile: name, encoding: .utf8)
-            return try PolicyLoader.load(yaml: text, file: name)
-        } catch let error as MetascrubError {
-            throw CLIError.usage(error.description)
-        } catch {
-            throw CLIError.usage("cannot read policy \(name)")
-        }
-    }
-
     func engine(_ settings: WorkflowSettings, layout: LayoutOptions = LayoutOptions()) throws -> Engine {
-        try runUsage {
-            let jobs = settings.jobs ?? Engine.defaultJobs
-            guard jobs >= 1 else { throw CLIError.usage("--jobs must be at least 1") }
-            var options = ProcessingOptions(
-                policy: try loadPolicy(settings.policy ?? BuiltinPolicies.defaultName), showValues: showValues,
-                keepModificationTime: settings.keepMtime ?? false, allowUncleaned: settings.allowUncleaned ?? false)
-            options.layout = layout
-            // Digests appear only in JSON; hashing every input and output is skipped when none is written.
-            options.digests = settings.format == .json || report?.hasSuffix(".json") == true
-            return Engine(options: options, jobs: jobs)
+        try runUsage { () throws(MetascrubError) in
+            try RunSetup.engine(settings, showValues: showValues, layout: layout, reportFile: report)
         }
     }
 

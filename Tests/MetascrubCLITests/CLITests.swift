@@ -45,7 +45,7 @@ final class CLITests: XCTestCase {
     override func setUpWithError() throws {
         tmp = NSTemporaryDirectory() + "metascrub-cli-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.binary), "build the metascrub executable first")
+        try Harness.requireBinary()
     }
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: tmp) }

@@ -8,7 +8,7 @@ final class FolderTests: XCTestCase {
     var tmp: String!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Harness.binary), "build the metascrub executable first")
+        try Harness.requireBinary()
         tmp = Harness.makeTemp("folder")
     }
 
@@ -141,7 +141,7 @@ final class FolderTests: XCTestCase {
         let site = makeSite()
         let piped = Harness.metascrub(["clean", site, "--output-dir", tmp + "/o1", "--allow-uncleaned"])
         XCTAssertFalse(piped.stderr.contains("\r"), "no bar when standard error is not a terminal")
-        try XCTSkipUnless(Harness.tool("script"), "script(1) gives the command a terminal")
+        try Harness.require("script")
         let command = "'\(Harness.binary)' clean '\(site)' --output-dir '\(tmp!)/o2' --allow-uncleaned > /dev/null"
         let tty = Harness.exec("script", ["-qec", command, "/dev/null"], cwd: tmp)
         XCTAssertEqual(tty.status, 0, tty.out)

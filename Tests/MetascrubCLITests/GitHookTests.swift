@@ -8,8 +8,8 @@ final class GitHookTests: XCTestCase {
     var repo: String!
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Harness.binary), "build the metascrub executable first")
-        try XCTSkipUnless(Harness.tool("git"), "git is needed")
+        try Harness.requireBinary()
+        try Harness.require("git")
         repo = Harness.makeTemp("git")
         Harness.sh("git init -q -b main .", cwd: repo)
     }
@@ -62,7 +62,7 @@ final class GitHookTests: XCTestCase {
     }
 
     func testFixModeCleansRestagesAndCommitsACleanBlob() throws {
-        try XCTSkipUnless(Harness.tool("exiftool"), "exiftool is the oracle")
+        try Harness.require("exiftool")
         stagePhotos()
         XCTAssertFalse(stagedGPSTags("photo.jpg").isEmpty, "the fixture has GPS")
         XCTAssertEqual(Harness.metascrub(["hook", "install", "--mode", "fix"], cwd: repo).status, 0)
@@ -79,7 +79,7 @@ final class GitHookTests: XCTestCase {
     /// The loop ends (issue 14): a portrait phone photo whose orientation cannot be baked exactly is committed
     /// through fix mode, and check mode then accepts what fix mode produced, as do `scan` and `clean --staged`.
     func testARotatedPhotoCommittedInFixModePassesCheckMode() throws {
-        try XCTSkipUnless(Harness.tool("exiftool"), "exiftool is the oracle")
+        try Harness.require("exiftool")
         Harness.copy("jpeg/orient-6.jpg", to: repo + "/portrait.jpg")
         Harness.sh("git add portrait.jpg", cwd: repo)
         XCTAssertEqual(Harness.metascrub(["hook", "install", "--mode", "fix"], cwd: repo).status, 0)
@@ -147,7 +147,7 @@ final class GitHookTests: XCTestCase {
     /// it as `language: system` with `entry` pointing at the binary these tests just built, so it checks the
     /// ids, the `files:` pattern, the arguments and the exit codes the framework sees.
     func testPreCommitFrameworkRunsBothHooksFromThisRepository() throws {
-        try XCTSkipUnless(Harness.tool("pre-commit"), "pre-commit is installed by scripts/install-deps")
+        try Harness.require("pre-commit")
         let hooks = try String(contentsOf: Harness.repo.appendingPathComponent(".pre-commit-hooks.yaml"), encoding: .utf8)
         XCTAssertEqual(hooks.components(separatedBy: "\n  language: swift\n").count - 1, 2, "both hooks build with Swift")
         let local = hooks.split(separator: "\n", omittingEmptySubsequences: false)

@@ -104,4 +104,22 @@ enum Harness {
     }
 
     static func tool(_ name: String) -> Bool { exec("/bin/sh", ["-c", "command -v \(name)"], cwd: "/").status == 0 }
+
+    struct Missing: Error { var what: String }
+
+    /// Fails (not skips) the test when the built executable is missing: a CLI test that cannot run has not passed.
+    static func requireBinary(file: StaticString = #filePath, line: UInt = #line) throws {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            XCTFail("\(binary) is missing: build the metascrub executable before the CLI tests (swift build)", file: file, line: line)
+            throw Missing(what: binary)
+        }
+    }
+
+    /// Fails (not skips) the test when a tool it checks with (git, exiftool) is missing.
+    static func require(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        guard tool(name) else {
+            XCTFail("\(name) is missing; scripts/install-deps installs it", file: file, line: line)
+            throw Missing(what: name)
+        }
+    }
 }

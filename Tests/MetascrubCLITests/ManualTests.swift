@@ -5,7 +5,7 @@ import XCTest
 /// The manual and the shell completions stay in step with the command tree ArgumentParser builds.
 final class ManualTests: XCTestCase {
     override func setUpWithError() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Harness.binary), "build the metascrub executable first")
+        try Harness.requireBinary()
     }
 
     /// (command path, option names) for every command, from `--experimental-dump-help`.

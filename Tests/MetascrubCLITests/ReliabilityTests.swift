@@ -6,7 +6,7 @@ import XCTest
 /// no networking code, temp files only in the destination folder.
 final class ReliabilityTests: XCTestCase {
     override func setUpWithError() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Harness.binary), "build the metascrub executable first")
+        try Harness.requireBinary()
     }
 
     /// Manifest rows with canary values: (relative path, canaries).
@@ -130,7 +130,7 @@ final class ReliabilityTests: XCTestCase {
     // MARK: no network, temp files in place
 
     func testBinaryLinksNoNetworkingCode() throws {
-        try XCTSkipUnless(Harness.tool("ldd") && Harness.tool("nm"), "ldd/nm not installed")
+        try Harness.require("ldd"); try Harness.require("nm")
         let libs = Harness.exec("ldd", [Harness.binary]).out
         for lib in ["libcurl", "libssl", "libgnutls", "libnghttp", "libssh", "libresolv", "libldap", "libavformat"] {
             XCTAssertFalse(libs.contains(lib), "the binary links \(lib)")

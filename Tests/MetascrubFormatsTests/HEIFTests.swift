@@ -17,8 +17,7 @@ final class HEIFTests: XCTestCase {
     static let metadataGroups = ["IFD0", "IFD1", "ExifIFD", "GPS", "InteropIFD", "MakerNotes", "Apple", "XMP", "JUMBF", "C2PA"]
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(Tool.available("exiftool") && Tool.available("convert") && Tool.available("heif-info"),
-                          "needs exiftool, ImageMagick and heif-info (libheif-examples)")
+        try Tool.require("exiftool", "convert", "heif-info")
     }
 
     var fixtures: [String] { Fixture.all(in: "heic", extensions: ["heic", "avif"]) }

@@ -14,7 +14,7 @@ final class JPEGTests: XCTestCase {
     ]
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(Tool.available("exiftool") && Tool.available("convert"), "needs exiftool and ImageMagick (the test command installs them)")
+        try Tool.require("exiftool", "convert")
     }
 
     var goodFixtures: [String] { Fixture.all(in: "jpeg", extensions: ["jpg"]) }

@@ -10,9 +10,11 @@ final class JXLTests: XCTestCase {
     static let canaries = ["CANARY-", "CanaryMake", "c2pa"]
 
     override func setUpWithError() throws {
-        try XCTSkipUnless(Tool.available("exiftool"), "needs exiftool")
-        try XCTSkipUnless(FileManager.default.fileExists(atPath: Fixture.path("jxl/exif-xmp.jxl")),
-                          "JPEG XL fixtures need cjxl (libjxl-tools) when running scripts/make-fixtures")
+        try Tool.require("exiftool")
+        guard FileManager.default.fileExists(atPath: Fixture.path("jxl/exif-xmp.jxl")) else {
+            XCTFail("the JPEG XL fixtures are missing (scripts/make-fixtures needs cjxl from libjxl-tools)")
+            throw Tool.Missing(names: ["cjxl"])
+        }
     }
 
     func testBareCodestreamHasNothingToRemove() {
@@ -54,7 +56,7 @@ final class JXLTests: XCTestCase {
             for type in ["Exif", "xml ", "brob", "jumb", "jbrd"] { XCTAssertFalse(try boxTypes(output).contains(type), "\(name): \(type) left") }
         }
         // djxl decodes the cleaned files to the same pixels as the metadata-free original.
-        try XCTSkipUnless(Tool.available("djxl") && Tool.available("convert"), "needs djxl (libjxl-tools)")
+        try Tool.require("djxl", "convert")
         XCTAssertEqual(decoded(tmp.file("exif-xmp.jxl"), tmp), decoded(Fixture.path("jxl/bare.jxl"), tmp))
         XCTAssertEqual(decoded(tmp.file("extras.jxl"), tmp), decoded(Fixture.path("jxl/bare.jxl"), tmp))
         XCTAssertEqual(decoded(tmp.file("recompressed.jxl"), tmp), decoded(Fixture.path("jxl/recompressed.jxl"), tmp))

@@ -9,7 +9,7 @@ import XCTest
 /// metadata included), ffprobe (tracks, rotation) and ffmpeg (decoded frames, `framemd5`).
 final class MP4Tests: XCTestCase {
     override func setUpWithError() throws {
-        try XCTSkipUnless(Tool.available("exiftool") && Tool.available("ffmpeg") && Tool.available("ffprobe"), "needs exiftool and ffmpeg")
+        try Tool.require("exiftool", "ffmpeg", "ffprobe")
     }
 
     var fixtures: [String] { Fixture.all(in: "mp4", extensions: ["mp4", "mov", "m4a"]) }

@@ -21,7 +21,7 @@ final class VideoContainerTests: XCTestCase {
     }
 
     func testStrictCleanLeavesNoMetadataAndSameFrames() throws {
-        try XCTSkipUnless(Tool.available("ffmpeg") && Tool.available("exiftool"))
+        try Tool.require("ffmpeg", "exiftool")
         for name in Self.cleanable {
             let input = Fixture.path("video/" + name)
             let (report, output) = clean(name)
@@ -191,5 +191,24 @@ final class VideoContainerTests: XCTestCase {
             XCTAssertEqual(header.count + size, total)
         }
         XCTAssertNil(EBML.void(1))
+    }
+
+    /// AVI and WAV read LIST/INFO through one table: the same key has the same category (and unknown flag) in
+    /// both, so a policy treats `riff:INFO/IART` alike whatever the container.
+    func testRIFFInfoKeysHaveOneCategoryInEveryContainer() {
+        func info(_ relative: String) -> [String: MetadataItem] {
+            let items = Run.scan(Fixture.path(relative)).findings.map(\.item).filter { $0.key.hasPrefix("riff:INFO/") }
+            return Dictionary(items.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        let avi = info("video/info.avi"), wav = info("audio/chunks.wav")
+        let shared = Set(avi.keys).intersection(wav.keys)
+        XCTAssertGreaterThanOrEqual(shared.count, 4, "the fixtures share too few INFO keys to compare: \(shared.sorted())")
+        for key in shared {
+            XCTAssertEqual(avi[key]?.category, wav[key]?.category, key)
+            XCTAssertEqual(avi[key]?.isUnknown, wav[key]?.isUnknown, key)
+        }
+        XCTAssertEqual(RIFFInfo.classify("ISRC", name: "ISRC").category, .identity)
+        XCTAssertEqual(RIFFInfo.classify("ISRF", name: "ISRF").category, .content)
+        XCTAssertTrue(RIFFInfo.classify("IZZZ", name: "IZZZ").unknown)
     }
 }

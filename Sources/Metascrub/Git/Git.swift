@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import MetascrubCore
 
 /// Runs git as a child process (plumbing commands only, whose output is stable across versions). Paths are
@@ -53,21 +54,20 @@ struct Git: Sendable {
 }
 
 /// Reads a pipe to its end on a background thread.
-private final class ErrorCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
+private final class ErrorCollector: Sendable {
+    private let data = Mutex(Data())
     private let done = DispatchSemaphore(value: 0)
 
     init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             let all = handle.readDataToEndOfFile()
-            lock.withLock { data = all }
+            data.withLock { $0 = all }
             done.signal()
         }
     }
 
     var text: String {
         done.wait()
-        return lock.withLock { String(decoding: data, as: UTF8.self) }
+        return data.withLock { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -16,17 +16,17 @@ extension ImageConverter {
 
     /// The source cleaned by its handler with orientation tags dropped, verified; the source's bytes when
     /// nothing needs removing.
-    func verifiedRemux(_ source: FileByteSource, handler: any FormatHandler, scan: ScanResult) throws -> [UInt8] {
+    func verifiedRemux(_ source: FileByteSource, scan: FormatScan) throws -> [UInt8] {
         let processor = FileProcessor(options: options)
-        var settled = try processor.decisions(handler, source, scan)
+        var settled = try processor.decisions(scan, source)
         for index in settled.indices where Policy.orientationKeys.contains(settled[index].item.key) {
             settled[index].disposition = .remove
         }
         guard settled.contains(where: { $0.disposition != .keep }) else { return try source.readAll() }
         let sink = MemoryOutputSink()
-        let result = try handler.clean(source, scan: scan, plan: CleanPlan(findings: settled, policy: options.policy, layout: options.layout), to: sink)
+        let result = try scan.clean(source, plan: CleanPlan(findings: settled, policy: options.policy, layout: options.layout), to: sink)
         var check = FileReport(path: source.path, status: .error)
-        try processor.verify(handler: handler, original: source, scan: scan, result: result, cleaned: MemoryByteSource(sink.bytes), report: &check)
+        try processor.verify(original: source, scan: scan, result: result, cleaned: MemoryByteSource(sink.bytes), report: &check)
         return sink.bytes
     }
 

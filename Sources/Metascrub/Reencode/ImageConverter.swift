@@ -26,7 +26,7 @@ struct ImageConverter {
         }
     }
 
-    func convert(_ source: FileByteSource, handler: any FormatHandler, format: String, to conversion: ConversionTarget,
+    func convert(_ source: FileByteSource, handler: AnyFormatHandler, format: String, to conversion: ConversionTarget,
                  target: String, createFolders: Bool, report: inout FileReport) throws {
         let policy = options.policy
         let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
@@ -39,8 +39,8 @@ struct ImageConverter {
         }
 
         let wantsCarry = Self.keepsCarriable(findings)
-        var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, handler: handler, scan: scan) : nil
-        let decoded = try decode(source, handler: handler, format: format, scan: scan, remux: &remux, report: &report)
+        var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, scan: scan) : nil
+        let decoded = try decode(source, format: format, scan: scan, remux: &remux, report: &report)
         let carried = wantsCarry ? carried(from: remux, format: format) : CarriedMetadata()
         // The profile describes the decoded pixels (libjxl describes its own output even without one in the
         // file), so it goes along unless the policy removes the source's profile.
@@ -100,14 +100,14 @@ struct ImageConverter {
     /// The source's displayed image. libheif refuses some files for their metadata items alone (an iPhone HEIC
     /// whose Exif item is "not correctly assigned"); those are decoded from the remuxed clean, whose coded image
     /// data is byte for byte the original's (the remux verification proves it).
-    private func decode(_ source: FileByteSource, handler: any FormatHandler, format: String, scan: ScanResult,
+    private func decode(_ source: FileByteSource, format: String, scan: FormatScan,
                         remux: inout [UInt8]?, report: inout FileReport) throws -> DecodedImage {
         let bytes = try source.readAll()
         if format == "jxl" { return try JXLDecoder.render(bytes: bytes) }
         do {
             return try HEIFDecoder.render(bytes: bytes)
         } catch let first {
-            if remux == nil { remux = try verifiedRemux(source, handler: handler, scan: scan) }
+            if remux == nil { remux = try verifiedRemux(source, scan: scan) }
             guard let remux, remux != bytes, let decoded = try? HEIFDecoder.render(bytes: remux) else { throw first }
             report.notes.append(Note(.info, code: "reencode-decoded-after-remux",
                                      "libheif could not read the original (\(FileProcessor.typed(first).description)); decoded from its verified remux without the metadata items"))
@@ -174,13 +174,13 @@ struct ImageConverter {
               let handler = entry.handler else {
             throw MetascrubError.verificationFailed(reason: "the converted file is not recognised as \(conversion.rawValue)")
         }
-        let rescan: ScanResult
+        let rescan: FormatScan
         do {
             rescan = try handler.scan(MemoryByteSource(bytes), options: ScanOptions())
         } catch {
             throw MetascrubError.verificationFailed(reason: "the converted file does not parse: \(FileProcessor.typed(error).description)")
         }
-        let settled = try FileProcessor(options: options).decisions(handler, MemoryByteSource(bytes), rescan)
+        let settled = try FileProcessor(options: options).decisions(rescan, MemoryByteSource(bytes))
         let remaining = Array(Set(settled.filter { $0.disposition != .keep }.map(\.item.key))).sorted()
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,

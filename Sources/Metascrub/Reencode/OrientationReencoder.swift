@@ -13,13 +13,7 @@ import MetascrubNative
 struct OrientationReencoder {
     var options: ProcessingOptions
 
-    struct Need {
-        enum Kind { case jpeg, webp(lossless: Bool) }
-        var kind: Kind
-        var orientation: Int
-        var item: Int
-        var reason: String
-    }
+    typealias Need = ReencodableBake
 
     /// The re-encoded file and how it was made.
     struct Encoded {
@@ -31,31 +25,18 @@ struct OrientationReencoder {
         var fidelity: Fidelity
     }
 
-    /// When the fallback applies: the policy allows re-encoding and the handler says no exact lossless bake
-    /// exists (JPEG), or none exists at all (WebP).
-    static func need(_ handler: any FormatHandler, _ source: any ByteSource, _ scan: ScanResult, _ plan: CleanPlan) -> Need? {
-        guard plan.policy.allowReencode else { return nil }
-        if let jpeg = handler as? JPEGFormat, let found = jpeg.bakeNeedingReencode(source, scan: scan, plan: plan) {
-            return Need(kind: .jpeg, orientation: found.orientation, item: found.item, reason: found.reason)
-        }
-        if let webp = handler as? WebPFormat, let found = webp.reencodableBake(scan: scan, plan: plan) {
-            return Need(kind: .webp(lossless: found.lossless), orientation: found.orientation, item: found.item, reason: found.reason)
-        }
-        return nil
-    }
-
-    func clean(_ source: FileByteSource, handler: any FormatHandler, scan: ScanResult, findings: [Finding], plan: CleanPlan,
+    func clean(_ source: FileByteSource, scan: FormatScan, findings: [Finding], plan: CleanPlan,
                need: Need, target: String, createFolders: Bool, report: inout FileReport) throws {
         // 1. The usual remux with the tag dropped instead of baked.
         var remuxPlan = plan
         remuxPlan.findings[need.item].disposition = .remove
         let sink = MemoryOutputSink()
-        var result = try handler.clean(source, scan: scan, plan: remuxPlan, to: sink)
+        var result = try scan.clean(source, plan: remuxPlan, to: sink)
         let remuxed = sink.bytes
 
         // 2–3. The original's displayed render, encoded again and measured against it.
         let chosen: Encoded
-        switch need.kind {
+        switch need.coding {
         case .jpeg: chosen = try reencodeJPEG(remuxed, need, report: &report)
         case .webp(let lossless): chosen = try reencodeWebP(remuxed, need, lossless: lossless, report: &report)
         }
@@ -63,13 +44,13 @@ struct OrientationReencoder {
         // 4. Re-scan with the policy (settled as every verification is).
         let processor = FileProcessor(options: options)
         let output = MemoryByteSource(chosen.bytes)
-        let rescan: ScanResult
+        let rescan: FormatRescan
         do {
-            rescan = try handler.scan(output, options: ScanOptions())
+            rescan = try scan.rescan(output)
         } catch {
             throw MetascrubError.verificationFailed(reason: "the re-encoded file does not parse: \(FileProcessor.typed(error).description)")
         }
-        let remaining = Array(Set(try processor.decisions(handler, output, rescan)
+        let remaining = Array(Set(try processor.decisions(rescan.scan, output)
             .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }.map(\.item.key))).sorted()
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,

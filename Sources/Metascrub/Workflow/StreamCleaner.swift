@@ -40,8 +40,8 @@ extension FileProcessor {
                     return (report, try source.readAll(limit: Self.streamLimit))
                 }
                 let sink = MemoryOutputSink()
-                let result = try handler.clean(source, scan: scan, plan: plan, to: sink)
-                try verify(handler: handler, original: source, scan: scan, result: result,
+                let result = try scan.clean(source, plan: plan, to: sink)
+                try verify(original: source, scan: scan, result: result,
                            cleaned: MemoryByteSource(sink.bytes), report: &report)
                 record(result, findings: findings, output: "-", report: &report)
                 return (report, sink.bytes)
@@ -52,6 +52,33 @@ extension FileProcessor {
             report.output = nil
             return (report, nil)
         }
+    }
+
+    /// `clean PATH|- --output -|FILE`: reads the input (standard input for "-"), cleans and verifies it in memory,
+    /// then writes the bytes to standard output ("-") or atomically to a file. Throws only when the input
+    /// cannot be read; everything after that is in the report.
+    public func cleanStream(_ path: String, to output: String?) throws(MetascrubError) -> FileReport {
+        let source: any ByteSource
+        do {
+            source = path == "-" ? MemoryByteSource(try StandardStreams.readInput()) : try FileByteSource(path: path)
+        } catch {
+            throw Self.typed(error)
+        }
+        var (file, bytes) = cleanInMemory(source, path: path)
+        guard let bytes else { return file }
+        do throws(MetascrubError) {
+            if output == "-" {
+                try StandardStreams.writeOutput(bytes)
+            } else if let output {
+                try write(bytes, to: output)
+                file.output = output
+            }
+        } catch {
+            file.status = .error
+            file.error = ErrorInfo(error)
+            file.output = nil
+        }
+        return file
     }
 
     /// Writes verified bytes to a file, atomically (temp file in the target's folder, fsync, rename).

@@ -4,13 +4,11 @@
 /// `*` matches any run of characters (including `:`), `?` one character. Matching is case-sensitive.
 public struct KeyPattern: Sendable, Hashable, CustomStringConvertible {
     public let text: String
-    private let parts: [Substring]
     private let isLiteral: Bool
 
     public init(_ text: String) {
         self.text = text
         self.isLiteral = !text.contains("*") && !text.contains("?")
-        self.parts = text.split(separator: "*", omittingEmptySubsequences: false)
     }
 
     public var description: String { text }

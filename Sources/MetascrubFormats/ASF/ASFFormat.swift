@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the ASF scanner learned: per item the byte ranges to overwrite, and the ranges a decoder needs.
-struct ASFLayout {
+public struct ASFLayout: Sendable {
     enum Action {
         /// Turn the object into a zero-filled Padding Object of the same size.
         case padding(Range<Int64>)
@@ -83,10 +83,8 @@ public struct ASFFormat: FormatHandler {
         "3CB73FD0-0C4A-4803-953D-EDF7B6228F0C",  // Timecode Index
     ].map(guid)
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        var s = Scanner(input: input, options: options)
-        try s.run()
-        return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<ASFLayout> {
+        try Scanner.scan(input, options: options)
     }
 
     struct Object {
@@ -97,24 +95,21 @@ public struct ASFFormat: FormatHandler {
         var body: Int64 { offset + 24 }
     }
 
-    struct Scanner {
+    struct Scanner: LayoutScanner {
         let input: any ByteSource
-        let options: ScanOptions
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found: ItemCollector
         var layout = ASFLayout()
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
-            self.options = options
+            found = ItemCollector(options)
         }
 
         mutating func add(_ key: String, _ category: Category, _ range: Range<Int64>, location: String, detail: String, value: String? = nil,
                           unknown: Bool = false, action: ASFLayout.Action) -> Int {
-            items.append(MetadataItem(key: key, category: category, location: location, offset: range.lowerBound, length: Int64(range.count),
-                                      value: options.includeValues ? value : nil, detail: detail, isUnknown: unknown))
-            layout.actions[items.count - 1] = [action]
-            return items.count - 1
+            let item = found.add(key, category, range, location: location, value: value, detail: detail, unknown: unknown)
+            layout.actions[item] = [action]
+            return item
         }
 
         func objects(from start: Int64, to end: Int64, path: String, max: Int = 1 << 16) throws -> [Object] {
@@ -270,58 +265,37 @@ public struct ASFFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? ASFLayout else {
-            throw MetascrubError.verificationFailed(reason: "ASF cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<ASFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         let removed = Set(scan.items.indices.filter { !plan.keeps($0) })
-        var padded: [Range<Int64>] = []
-        var zeroed: [Range<Int64>] = []
+        var padding = SameOffset.Padding(groups: layout.groups, removed: removed)
         var epochs: [Int64] = []
-        func inside(_ r: Range<Int64>) -> Bool { padded.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } }
-        for group in layout.groups where !group.items.isEmpty && group.items.allSatisfy({ removed.contains($0) }) {
-            padded.append(group.range)
-        }
         for i in removed.sorted() {
             for action in layout.actions[i] ?? [] {
                 switch action {
-                case .padding(let r) where !inside(r): padded.append(r)
-                case .zero(let r) where !inside(r): zeroed.append(r)
+                case .padding(let r): padding.pad(r)
+                case .zero(let r): padding.zero(r)
                 case .epoch(let at): epochs.append(at)
-                default: break
                 }
             }
         }
         var patches = InPlacePatches()
         for at in epochs { patches.add(at, Self.unixEpoch) }
-        for r in padded {
+        for r in padding.padded {
             var size = [UInt8](repeating: 0, count: 8)
             var v = UInt64(r.count)
             for i in 0..<8 { size[i] = UInt8(v & 0xFF); v >>= 8 }
             patches.add(r.lowerBound, G.padding + size)
             patches.zero(r.lowerBound + 24..<r.upperBound)
         }
-        for r in zeroed where !r.isEmpty { patches.zero(r) }
-        try patches.plan(size: input.size, format: Self.format).write(from: input, to: output)
-        var result = CleanResult(method: .remux)
-        result.notes.append(Note(.info, code: "in-place-padding",
-                                 "metadata objects were overwritten with Padding Objects of the same size; the Data Object and indexes are unchanged"))
-        return result
+        for r in padding.zeroed where !r.isEmpty { patches.zero(r) }
+        return try SameOffset.write(patches, format: Self.format, from: input, to: output, note: SameOffset.padded(
+            "metadata objects were overwritten with Padding Objects of the same size; the Data Object and indexes are unchanged"))
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? ASFLayout, let after = cleanedScan.layout as? ASFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: ASFLayout, cleaned: any ByteSource, _ after: ASFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "file and stream properties, Data Object and indexes byte-identical at the same offsets"
-        guard before.core == after.core, !before.core.isEmpty else {
-            return ContentCheck(method: method, passed: false, detail: "object layout changed")
-        }
-        if let r = try ByteComparison.firstDifference(original, cleaned, at: before.core) {
-            return ContentCheck(method: method, passed: false, detail: "object at \(r.lowerBound) differs")
-        }
-        return ContentCheck(method: method, passed: true)
+        return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && !before.core.isEmpty,
+                                     method: method, part: "object")
     }
 }

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the AVI scanner learned: per item the chunks to overwrite, and the ranges a decoder needs.
-struct AVILayout {
+public struct AVILayout: Sendable {
     enum Action {
         /// Turn the chunk (or LIST) into a zero-filled JUNK chunk of the same size.
         case junk(Range<Int64>)
@@ -29,40 +29,28 @@ public struct AVIFormat: FormatHandler {
     static let format = "AVI"
     static let maxChunks = 1 << 20
 
-    static let infoCategories: [String: Category] = [
-        "IART": .identity, "ICOP": .identity, "IENG": .identity, "ITCH": .identity, "ICMS": .identity, "IPRO": .identity,
-        "ICRD": .time, "IDIT": .time, "ISMP": .time, "IDAT": .time,
-        "ISFT": .software, "IENC": .software,
-        "ISRC": .device, "ISRF": .device, "IMED": .device, "IDEV": .device, "IMAK": .device, "IMOD": .device,
-        "ILOC": .location, "IARL": .location, "ICNT": .location, "ICNM": .identity,
-    ]
     static let structural: Set<String> = ["avih", "strh", "strf", "indx", "vprp", "dmlh", "idx1"]
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        var s = Scanner(input: input, options: options)
-        try s.run()
-        return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<AVILayout> {
+        try Scanner.scan(input, options: options)
     }
 
-    struct Scanner {
+    struct Scanner: LayoutScanner {
         let input: any ByteSource
-        let options: ScanOptions
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found: ItemCollector
         var layout = AVILayout()
         var chunks = 0
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
-            self.options = options
+            found = ItemCollector(options)
         }
 
         mutating func add(_ key: String, _ category: Category, _ range: Range<Int64>, location: String, detail: String,
                           value: String? = nil, unknown: Bool = false, action: AVILayout.Action) -> Int {
-            items.append(MetadataItem(key: key, category: category, location: location, offset: range.lowerBound, length: Int64(range.count),
-                                      value: options.includeValues ? value : nil, detail: detail, isUnknown: unknown))
-            layout.actions[items.count - 1] = [action]
-            return items.count - 1
+            let item = found.add(key, category, range, location: location, value: value, detail: detail, unknown: unknown)
+            layout.actions[item] = [action]
+            return item
         }
 
         mutating func run() throws {
@@ -88,8 +76,7 @@ public struct AVIFormat: FormatHandler {
             layout.end = at
             if at < size {
                 layout.trailer = at..<size
-                items.append(try Trailer.item(key: "avi:trailer", range: at..<size, in: input, location: "after RIFF", after: "the RIFF forms"))
-                layout.trailerItem = items.count - 1
+                layout.trailerItem = try found.trailer("avi:trailer", at..<size, in: input, location: "after RIFF", after: "the RIFF forms")
             }
         }
 
@@ -172,8 +159,9 @@ public struct AVIFormat: FormatHandler {
                 let data = try input.read(at: at + 8, count: Int(min(payload, 4096)))
                 if id != "JUNK" && data.contains(where: { $0 != 0 }) {
                     let name = id.filter { $0.isASCII && ($0.isLetter || $0.isNumber) }
-                    mine.append(add("riff:INFO/\(name)", infoCategories[id] ?? NameClassifier.category(of: name, otherwise: .content), at..<end,
-                                    location: "\(location)/\(name)", detail: "INFO \(name), \(payload) bytes", value: ValueText.render(data[...]),
+                    let kind = RIFFInfo.classify(id, name: name)
+                    mine.append(add("riff:INFO/\(name)", kind.category, at..<end, location: "\(location)/\(name)",
+                                    detail: "INFO \(name), \(payload) bytes", value: ValueText.render(data[...]), unknown: kind.unknown,
                                     action: .junk(at..<end)))
                 }
                 at = end + (payload & 1)
@@ -192,54 +180,32 @@ public struct AVIFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? AVILayout else {
-            throw MetascrubError.verificationFailed(reason: "AVI cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<AVILayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         let removed = Set(scan.items.indices.filter { !plan.keeps($0) })
-        var junk: [Range<Int64>] = []
-        var zero: [Range<Int64>] = []
-        func inside(_ r: Range<Int64>) -> Bool { junk.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } }
-        for group in layout.groups where !group.items.isEmpty && group.items.allSatisfy({ removed.contains($0) }) {
-            junk.append(group.range)
-        }
+        var padding = SameOffset.Padding(groups: layout.groups, removed: removed)
         for i in removed.sorted() {
             for action in layout.actions[i] ?? [] {
                 switch action {
-                case .junk(let r) where !inside(r): junk.append(r)
-                case .zero(let r) where !inside(r): zero.append(r)
-                default: break
+                case .junk(let r): padding.pad(r)
+                case .zero(let r): padding.zero(r)
                 }
             }
         }
         var patches = InPlacePatches()
-        for r in junk {
+        for r in padding.padded {
             patches.add(r.lowerBound, Array("JUNK".utf8) + ByteOrder.little.bytes(UInt32(r.count - 8)))
             patches.zero(r.lowerBound + 8..<r.upperBound)
         }
-        for r in zero { patches.zero(r) }
-        var size = input.size
-        if let trailer = layout.trailer, let item = layout.trailerItem, removed.contains(item) { size = trailer.lowerBound }
-        try patches.plan(size: size, format: Self.format).write(from: input, to: output)
-        var result = CleanResult(method: .remux)
-        result.notes.append(Note(.info, code: "in-place-padding",
-                                 "metadata chunks were overwritten with JUNK chunks of the same size; no byte position moved, so idx1 and OpenDML indexes stay valid"))
-        return result
+        for r in padding.zeroed { patches.zero(r) }
+        let cut = layout.trailerItem.flatMap { removed.contains($0) ? layout.trailer : nil }
+        return try SameOffset.write(patches, trailer: cut, format: Self.format, from: input, to: output, note: SameOffset.padded(
+            "metadata chunks were overwritten with JUNK chunks of the same size; no byte position moved, so idx1 and OpenDML indexes stay valid"))
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? AVILayout, let after = cleanedScan.layout as? AVILayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: AVILayout, cleaned: any ByteSource, _ after: AVILayout, result: CleanResult) throws -> ContentCheck {
         let method = "stream headers and formats, movi lists and indexes byte-identical at the same offsets"
-        guard before.core == after.core, !before.core.isEmpty else {
-            return ContentCheck(method: method, passed: false, detail: "chunk layout changed")
-        }
-        if let r = try ByteComparison.firstDifference(original, cleaned, at: before.core) {
-            return ContentCheck(method: method, passed: false, detail: "chunk at \(r.lowerBound) differs")
-        }
-        return ContentCheck(method: method, passed: true)
+        return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && !before.core.isEmpty,
+                                     method: method, part: "chunk")
     }
 }

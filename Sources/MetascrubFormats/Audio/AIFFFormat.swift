@@ -11,18 +11,15 @@ enum AIFFFormat {
         switch id {
         case "ID3 ", "id3 ": return .id3
         case "XMP ": return .xmp
-        case "NAME": return .item(key: "aiff:NAME", category: .content, detail: "NAME (title) chunk", unknown: false)
-        case "AUTH": return .item(key: "aiff:AUTH", category: .identity, detail: "AUTH (author) chunk", unknown: false)
-        case "(c) ": return .item(key: "aiff:(c)", category: .identity, detail: "copyright chunk", unknown: false)
-        case "ANNO": return .item(key: "aiff:ANNO", category: .content, detail: "ANNO (annotation) chunk", unknown: false)
-        case "COMT": return .item(key: "aiff:COMT", category: .content, detail: "COMT (timestamped comments) chunk", unknown: false)
-        case "APPL": return .item(key: "aiff:APPL", category: .embedded, detail: "APPL application-specific data", unknown: false)
-        case "MIDI": return .item(key: "aiff:MIDI", category: .content, detail: "MIDI data chunk", unknown: false)
+        case "NAME": return .known("aiff:NAME", .content, "NAME (title) chunk")
+        case "AUTH": return .known("aiff:AUTH", .identity, "AUTH (author) chunk")
+        case "(c) ": return .known("aiff:(c)", .identity, "copyright chunk")
+        case "ANNO": return .known("aiff:ANNO", .content, "ANNO (annotation) chunk")
+        case "COMT": return .known("aiff:COMT", .content, "COMT (timestamped comments) chunk")
+        case "APPL": return .known("aiff:APPL", .embedded, "APPL application-specific data")
+        case "MIDI": return .known("aiff:MIDI", .content, "MIDI data chunk")
         case "JUNK", "PAD ", "FLLR": return .filler
-        default:
-            let name = id.trimmingSuffixSpaces
-            return .item(key: "aiff:chunk:\(name)", category: NameClassifier.category(of: name, otherwise: .content),
-                         detail: "unknown \(name) chunk", unknown: true)
+        default: return .unknown(id, namespace: "aiff")
         }
     }
 }

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the FLAC scanner found: tags around the stream and each metadata block.
-struct FLACLayout {
+public struct FLACLayout: Sendable {
     struct Block {
         var type: UInt8
         /// Offset of the 4-byte block header.
@@ -31,13 +31,13 @@ public struct FLACFormat: FormatHandler {
     static let names: [UInt8: String] = [0: "STREAMINFO", 1: "PADDING", 2: "APPLICATION", 3: "SEEKTABLE", 4: "VORBIS_COMMENT",
                                          5: "CUESHEET", 6: "PICTURE"]
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        var items: [MetadataItem] = []
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<FLACLayout> {
+        var found = ItemCollector(options)
         var position: Int64 = 0
         var leading: [ID3Tag] = []
         while leading.count < 4, let size = try ID3Tag.size(input, at: position) {
             var tag = try ID3Tag.parse(input, at: position, end: input.size, format: Self.format, path: "ID3v2 tag before fLaC")
-            tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &items)
+            tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &found.items)
             leading.append(tag)
             position += size
         }
@@ -71,9 +71,9 @@ public struct FLACFormat: FormatHandler {
             seen[name, default: 0] += 1
             let location = "\(name)#\(seen[name] ?? 1)"
             func add(_ key: String, _ category: Category, _ detail: String, unknown: Bool = false) {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: position, length: Int64(length) + 4,
+                found.items.append(MetadataItem(key: key, category: category, location: location, offset: position, length: Int64(length) + 4,
                                           detail: detail, isUnknown: unknown))
-                block.item = items.count - 1
+                block.item = found.items.count - 1
             }
             switch type {
             case 0, 1, 3: break  // STREAMINFO and SEEKTABLE are kept, PADDING always goes: none is metadata.
@@ -84,7 +84,7 @@ public struct FLACFormat: FormatHandler {
             case 4:
                 let data = try input.read(at: position + 4, count: length)
                 var comment = try VorbisComment.parse(data, at: 0, format: Self.format, path: location, origin: position + 4)
-                comment.itemise(location: location, origin: position + 4, options: options, into: &items)
+                comment.itemise(location: location, origin: position + 4, options: options, into: &found.items)
                 block.comment = comment
             case 5: add("flac:cuesheet", .content, "CUESHEET block (track layout, catalogue number, ISRCs), \(length) bytes")
             case 6: add("flac:picture", .embedded, "PICTURE block, \(length) bytes")
@@ -101,15 +101,13 @@ public struct FLACFormat: FormatHandler {
             }
         }
         layout.audio = position..<trailing.start
-        try trailing.itemise(input, options: options, into: &items)
+        try trailing.itemise(input, options: options, into: &found.items)
         layout.trailing = trailing
-        return ScanResult(items: items, layout: layout)
+        return found.result(layout)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? FLACLayout else {
-            throw MetascrubError.verificationFailed(reason: "FLAC cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<FLACLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var out = OutputPlan()
         out.append(leading: layout.leading, keeps: plan.keeps)
         out.copy(layout.magic..<layout.magic + 4)
@@ -152,12 +150,7 @@ public struct FLACFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? FLACLayout, let after = cleanedScan.layout as? FLACLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: FLACLayout, cleaned: any ByteSource, _ after: FLACLayout, result: CleanResult) throws -> ContentCheck {
         let method = "STREAMINFO, SEEKTABLE and every audio frame byte-identical"
         let structural: (FLACLayout) -> [FLACLayout.Block] = { $0.blocks.filter { $0.type == 0 || $0.type == 3 } }
         let x = structural(before), y = structural(after)

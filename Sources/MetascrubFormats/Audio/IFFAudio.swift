@@ -12,10 +12,22 @@ enum IFFChunkKind {
     case xmp
     case id3
     case item(key: String, category: Category, detail: String, unknown: Bool)
+
+    /// A chunk the table knows: one item.
+    static func known(_ key: String, _ category: Category, _ detail: String) -> IFFChunkKind {
+        .item(key: key, category: category, detail: detail, unknown: false)
+    }
+
+    /// A chunk the table does not know: one unknown item, classified by its name.
+    static func unknown(_ id: String, namespace: String) -> IFFChunkKind {
+        let name = id.trimmingSuffixSpaces
+        return .item(key: "\(namespace):chunk:\(name)", category: NameClassifier.category(of: name, otherwise: .content),
+                     detail: "unknown \(name) chunk", unknown: true)
+    }
 }
 
 /// The scanner's view of a WAV/AIFF file for the cleaner: what each chunk became.
-struct IFFLayout {
+public struct IFFLayout: Sendable {
     enum Content {
         case structure
         case drop
@@ -42,18 +54,9 @@ struct IFFAudio {
 
     static let parseLimit: Int64 = 16 << 20
 
-    static let infoCategory: [String: Category] = [
-        "IART": .identity, "ICOP": .identity, "IENG": .identity, "ITCH": .identity, "ICMS": .identity, "ISRC": .identity,
-        "IWRI": .identity, "IPRO": .identity, "IMUS": .identity, "ISTR": .identity, "IEDT": .identity, "ICNM": .identity,
-        "IPDS": .identity, "IPUB": .identity, "ISFT": .software, "ICRD": .time, "IDIT": .time, "ISMP": .time, "IARL": .location,
-        "ICNT": .location, "ILOC": .location, "ICMT": .content, "INAM": .content, "IPRD": .content, "IGNR": .content,
-        "ITRK": .content, "IPRT": .content, "IKEY": .content, "ISBJ": .content, "ISRF": .content, "ILNG": .content,
-    ]
-
-    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<IFFLayout> {
         let form = try IFFForm.parse(input, format: format, forms: forms)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         var contents: [IFFLayout.Content] = []
         var seen: [String: Int] = [:]
         for chunk in form.chunks {
@@ -61,9 +64,7 @@ struct IFFAudio {
             let name = chunk.id.trimmingSuffixSpaces
             let location = "\(name)#\(seen[chunk.id] ?? 1)"
             func add(_ key: String, _ category: Category, _ detail: String, unknown: Bool = false) -> IFFLayout.Content {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: chunk.offset, length: chunk.size + 8,
-                                          detail: detail, isUnknown: unknown))
-                return .item(items.count - 1)
+                .item(found.add(key, category, location: location, offset: chunk.offset, length: chunk.size + 8, detail: detail, unknown: unknown))
             }
             let parseable = chunk.size <= Self.parseLimit
             switch classify(chunk.id) {
@@ -79,7 +80,7 @@ struct IFFAudio {
                 let type = try input.read(at: chunk.payloadOffset, count: 4)
                 let listType = String(decoding: type, as: UTF8.self)
                 if listType == "INFO" && parseable {
-                    contents.append(.info(try info(input, chunk: chunk, options: options, into: &items)))
+                    contents.append(.info(try info(input, chunk: chunk, options: options, into: &found.items)))
                 } else {
                     let printable = type.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
                     let label = printable ? listType.trimmingSuffixSpaces : "?"
@@ -88,13 +89,12 @@ struct IFFAudio {
                 }
             case .xmp where parseable:
                 let packet = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: chunk.payloadOffset, options: options,
-                                            into: &items, notes: &notes)
+                let keys = found.xmp(packet, location: "\(location)/XMP", origin: chunk.payloadOffset)
                 contents.append(.xmp(packet: packet, keys: keys))
             case .id3 where parseable && chunk.size >= 10:
                 if try ID3Tag.size(input, at: chunk.payloadOffset) != nil {
                     var tag = try ID3Tag.parse(input, at: chunk.payloadOffset, end: chunk.payload.upperBound, format: format, path: "\(location) chunk")
-                    tag.itemise(location: location, options: options, into: &items)
+                    tag.itemise(location: location, options: options, into: &found.items)
                     contents.append(.id3(tag))
                 } else {
                     contents.append(add("\(namespace):\(name)", .content, "\(name) chunk without a readable ID3v2 header", unknown: true))
@@ -107,19 +107,17 @@ struct IFFAudio {
         }
         var layout = IFFLayout(form: form, contents: contents)
         if let trailer = form.trailer {
-            items.append(try Trailer.item(key: "\(namespace):trailer", range: trailer, in: input, location: "after the \(form.formType) form",
-                                          after: "the form"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("\(namespace):trailer", trailer, in: input, location: "after the \(form.formType) form", after: "the form")
             // An ID3 tag appended after the form (some taggers do this): its frames are items inside the trailer.
             if trailer.count <= Int(ID3Tag.maxTagSize), try ID3Tag.size(input, at: trailer.lowerBound) != nil,
                var tag = try? ID3Tag.parse(input, at: trailer.lowerBound, end: trailer.upperBound, format: format, path: "trailing ID3 tag") {
-                let parent = items.count - 1
-                let first = items.count
-                tag.itemise(location: "trailing ID3v2", options: options, into: &items)
-                for i in first..<items.count { items[i].parent = parent }
+                let parent = found.next - 1
+                let first = found.next
+                tag.itemise(location: "trailing ID3v2", options: options, into: &found.items)
+                for i in first..<found.next { found.items[i].parent = parent }
             }
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 
     private func info(_ input: any ByteSource, chunk: IFFForm.Chunk, options: ScanOptions,
@@ -139,10 +137,10 @@ struct IFFAudio {
             if options.includeValues {
                 value = String(ID3Frames.latin1(data[(at + 8)..<(at + 8 + size)]).replacingNulls.prefix(200))
             }
-            let known = Self.infoCategory[id]
-            items.append(MetadataItem(key: "\(namespace):INFO/\(name)", category: known ?? NameClassifier.category(of: name, otherwise: .content),
+            let kind = RIFFInfo.classify(id, name: name)
+            items.append(MetadataItem(key: "\(namespace):INFO/\(name)", category: kind.category,
                                       location: "LIST/INFO/\(name)", offset: chunk.payloadOffset + Int64(at), length: Int64(size) + 8,
-                                      value: value, detail: "RIFF INFO text", isUnknown: known == nil))
+                                      value: value, detail: "RIFF INFO text", isUnknown: kind.unknown))
             let end = min(at + 8 + size + (size & 1), data.count)
             entries.append((chunk.payloadOffset + Int64(at)..<chunk.payloadOffset + Int64(end), items.count - 1))
             at = end
@@ -150,10 +148,8 @@ struct IFFAudio {
         return entries
     }
 
-    func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? IFFLayout else {
-            throw MetascrubError.verificationFailed(reason: "\(format) cleaner was given another format's scan")
-        }
+    func clean(_ input: any ByteSource, scan: ScanResult<IFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         let form = layout.form
         enum Piece { case chunk(IFFForm.Chunk), bytes([UInt8]) }
         var pieces: [Piece] = []
@@ -220,10 +216,7 @@ struct IFFAudio {
         return CleanResult(method: .remux)
     }
 
-    func verifyContent(original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult) throws -> ContentCheck {
-        guard let before = originalScan.layout as? IFFLayout, let after = cleanedScan.layout as? IFFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    func verifyContent(original: any ByteSource, _ before: IFFLayout, cleaned: any ByteSource, _ after: IFFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "format, sample data and every structural chunk byte-identical"
         func structure(_ l: IFFLayout) -> [IFFForm.Chunk] {
             zip(l.form.chunks, l.contents).compactMap { if case .structure = $0.1 { return $0.0 } else { return nil } }
@@ -245,10 +238,4 @@ struct IFFAudio {
 }
 
 /// WAV and AIFF differ only in their chunk tables (`WAVFormat.audio`, `AIFFFormat.audio`): the engine is the handler.
-extension IFFAudio: FormatHandler {
-    func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        try verifyContent(original: original, originalScan: originalScan, cleaned: cleaned, cleanedScan: cleanedScan)
-    }
-}
+extension IFFAudio: FormatHandler {}

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the MP3 scanner found: tags before and after the audio, and the LAME tag in the first frame.
-struct MP3Layout {
+public struct MP3Layout: Sendable {
     var leading: [ID3Tag] = []
     /// Bytes between the leading tags and the first frame that are not zero padding (unknown data).
     var junk: Range<Int64>?
@@ -15,6 +15,12 @@ struct MP3Layout {
     var trailing: TrailingTags
 }
 
+/// An MP3 scan, or a FLAC file with an ID3v2 tag in front (which magic-byte detection sends here).
+public enum MP3OrFLACLayout: Sendable {
+    case mp3(MP3Layout)
+    case flac(FLACLayout)
+}
+
 /// MP3 (MPEG-1/2/2.5 audio, any layer): ID3v2 tags at the start, APE/Lyrics3/ID3v1/appended ID3v2 at the
 /// end, and the LAME encoder version in the first frame. Audio frames are copied byte for byte; only the
 /// LAME tag's version characters (and its CRC) change when the encoder string is removed.
@@ -25,19 +31,20 @@ public struct MP3Format: FormatHandler {
     /// How far past the tags the first frame is searched for.
     static let syncWindow = 64 << 10
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        var items: [MetadataItem] = []
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MP3OrFLACLayout> {
+        var found = ItemCollector(options)
         var position: Int64 = 0
         var leading: [ID3Tag] = []
         while leading.count < Self.maxLeadingTags, let size = try ID3Tag.size(input, at: position) {
             var tag = try ID3Tag.parse(input, at: position, end: input.size, format: Self.format, path: "ID3v2 tag #\(leading.count + 1)")
-            tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &items)
+            tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &found.items)
             leading.append(tag)
             position += size
         }
         // FLAC files with an ID3v2 tag in front look like MP3 to magic-byte detection.
         if position + 4 <= input.size, try input.read(at: position, count: 4).elementsEqual("fLaC".utf8) {
-            return try FLACFormat().scan(input, options: options)
+            let flac = try FLACFormat().scan(input, options: options)
+            return flac.with(layout: .flac(flac.layout))
         }
         var trailing = try TrailingTags.find(input, audioStart: position, format: Self.format)
         var layout = MP3Layout(leading: leading, framesStart: position, framesEnd: trailing.start, trailing: trailing)
@@ -47,29 +54,29 @@ public struct MP3Format: FormatHandler {
                 let gap = try input.read(at: position, count: Int(first - position))
                 if gap.contains(where: { $0 != 0 }) {
                     layout.junk = position..<first
-                    items.append(MetadataItem(key: "mp3:junk", category: .content, location: "before the first frame", offset: position,
+                    found.items.append(MetadataItem(key: "mp3:junk", category: .content, location: "before the first frame", offset: position,
                                               length: first - position, detail: "\(first - position) bytes of unknown data before the first audio frame",
                                               isUnknown: true))
-                    layout.junkItem = items.count - 1
+                    layout.junkItem = found.items.count - 1
                 }
             }
             let head = try input.read(at: first, count: Int(min(trailing.start - first, 2048)))
             if let header = MPEGFrameHeader(head), let lame = LAMETag.find(in: head, header: header) {
                 layout.lame = lame
                 if !lame.isNeutral(head) {
-                    items.append(MetadataItem(key: "mp3:encoder", category: .software, location: "first frame/Xing/LAME",
+                    found.items.append(MetadataItem(key: "mp3:encoder", category: .software, location: "first frame/Xing/LAME",
                                               offset: first + Int64(lame.offset), length: 9,
                                               value: options.includeValues ? lame.encoder(head) : nil,
                                               detail: "encoder version in the LAME tag (gapless and seek data are kept)"))
-                    layout.lameItem = items.count - 1
+                    layout.lameItem = found.items.count - 1
                 }
             }
         } else if trailing.start > position {
             throw MetascrubError.malformed(format: Self.format, path: "audio", offset: position, reason: "no MPEG audio frame after the tags")
         }
-        try trailing.itemise(input, options: options, into: &items)
+        try trailing.itemise(input, options: options, into: &found.items)
         layout.trailing = trailing
-        return ScanResult(items: items, layout: layout)
+        return found.result(.mp3(layout))
     }
 
     /// Offset of the first frame header in the window that is followed by another header (or by the end).
@@ -92,10 +99,11 @@ public struct MP3Format: FormatHandler {
         return nil
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        if scan.layout is FLACLayout { return try FLACFormat().clean(input, scan: scan, plan: plan, to: output) }
-        guard let layout = scan.layout as? MP3Layout else {
-            throw MetascrubError.verificationFailed(reason: "MP3 cleaner was given another format's scan")
+    public func clean(_ input: any ByteSource, scan: ScanResult<MP3OrFLACLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout: MP3Layout
+        switch scan.layout {
+        case .flac(let flac): return try FLACFormat().clean(input, scan: scan.with(layout: flac), plan: plan, to: output)
+        case .mp3(let mp3): layout = mp3
         }
         var out = OutputPlan()
         out.append(leading: layout.leading, keeps: plan.keeps)
@@ -116,14 +124,16 @@ public struct MP3Format: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
+        original: any ByteSource, _ originalLayout: MP3OrFLACLayout, cleaned: any ByteSource, _ cleanedLayout: MP3OrFLACLayout, result: CleanResult
     ) throws -> ContentCheck {
-        if originalScan.layout is FLACLayout {
-            return try FLACFormat().verifyContent(original: original, originalScan: originalScan, cleaned: cleaned,
-                                                  cleanedScan: cleanedScan, result: result)
-        }
-        guard let before = originalScan.layout as? MP3Layout, let after = cleanedScan.layout as? MP3Layout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
+        let before: MP3Layout, after: MP3Layout
+        switch (originalLayout, cleanedLayout) {
+        case (.flac(let a), .flac(let b)):
+            return try FLACFormat().verifyContent(original: original, a, cleaned: cleaned, b, result: result)
+        case (.mp3(let a), .mp3(let b)):
+            (before, after) = (a, b)
+        default:
+            return ContentCheck(method: "none", passed: false, detail: "the cleaned file is no longer the same kind of stream")
         }
         let method = "MPEG audio frames byte-identical (LAME encoder version characters and tag CRC excepted)"
         let a = before.framesStart..<before.framesEnd, b = after.framesStart..<after.framesEnd

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the Ogg scanner found about the first logical stream's header packets and the pages after them.
-struct OggLayout {
+public struct OggLayout: Sendable {
     enum Codec: String { case vorbis = "Vorbis", opus = "Opus", speex = "Speex", theora = "Theora", flac = "FLAC" }
 
     var codec: Codec
@@ -37,7 +37,7 @@ public struct OggFormat: FormatHandler {
     static let maxHeaderBytes = 32 << 20
     static let maxPages = 1 << 24
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<OggLayout> {
         let first = try OggPage.read(input, at: 0)
         guard first.flags & OggPage.beginOfStream != 0 else {
             throw MetascrubError.malformed(format: Self.format, path: "page 0", offset: 0, reason: "first page does not begin a stream")
@@ -110,8 +110,8 @@ public struct OggFormat: FormatHandler {
         let audioStart = position
         var layout = OggLayout(codec: codec, serial: first.serial, firstPage: first, packets: packets, headerPages: headerPages,
                                audioStart: audioStart, pagesEnd: audioStart, cannotClean: cannotClean)
-        var items: [MetadataItem] = []
-        try itemiseComment(&layout, options: options, into: &items)
+        var found = ItemCollector(options)
+        try itemiseComment(&layout, options: options, into: &found.items)
 
         // Walk the remaining page headers: bounds, other streams, bytes after the last page.
         var pages = 0
@@ -129,11 +129,9 @@ public struct OggFormat: FormatHandler {
         }
         layout.pagesEnd = position
         if position < input.size {
-            items.append(try Trailer.item(key: "ogg:trailer", range: position..<input.size, in: input, location: "after the last page",
-                                          after: "the last Ogg page"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("ogg:trailer", position..<input.size, in: input, location: "after the last page", after: "the last Ogg page")
         }
-        return ScanResult(items: items, layout: layout)
+        return found.result(layout)
     }
 
     /// Items of the comment packet (for Ogg FLAC: of every metadata block packet).
@@ -178,9 +176,10 @@ public struct OggFormat: FormatHandler {
         layout.comment = comment
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? OggLayout, let comment = layout.comment else {
-            throw MetascrubError.verificationFailed(reason: "Ogg cleaner was given another format's scan")
+    public func clean(_ input: any ByteSource, scan: ScanResult<OggLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
+        guard let comment = layout.comment else {
+            throw MetascrubError.verificationFailed(reason: "the Ogg scan found no comment header to clean")
         }
         let keepsComment = comment.unchanged(keeps: plan.keeps) && (layout.extraItem.map(plan.keeps) ?? true)
             && layout.blockItems.allSatisfy(plan.keeps)
@@ -228,12 +227,7 @@ public struct OggFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? OggLayout, let after = cleanedScan.layout as? OggLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: OggLayout, cleaned: any ByteSource, _ after: OggLayout, result: CleanResult) throws -> ContentCheck {
         let method = "identification and setup headers, and every later page's packets, lacing and granule positions byte-identical"
         guard before.codec == after.codec, before.packets.dropFirst().elementsEqual(after.packets.dropFirst()),
               try ByteComparison.equal(original, before.firstPage.body, cleaned, after.firstPage.body) else {

@@ -15,16 +15,13 @@ enum WAVFormat {
         case "LIST": return .list
         case "_PMX", "XMP ": return .xmp
         case "id3 ", "ID3 ": return .id3
-        case "bext": return .item(key: "riff:bext", category: .identity, detail: "Broadcast Wave bext (originator, date, time, coding history)", unknown: false)
-        case "iXML": return .item(key: "riff:iXML", category: .content, detail: "iXML production metadata (project, scene, take, notes)", unknown: false)
-        case "axml": return .item(key: "riff:axml", category: .content, detail: "axml XML metadata", unknown: false)
-        case "cart": return .item(key: "riff:cart", category: .identity, detail: "broadcast cart chunk (title, artist, client, dates)", unknown: false)
-        case "DISP": return .item(key: "riff:DISP", category: .content, detail: "DISP display text or image", unknown: false)
-        case "umid": return .item(key: "riff:umid", category: .device, detail: "SMPTE UMID (device and capture identifier)", unknown: false)
-        default:
-            let name = id.trimmingSuffixSpaces
-            return .item(key: "riff:chunk:\(name)", category: NameClassifier.category(of: name, otherwise: .content),
-                         detail: "unknown \(name) chunk", unknown: true)
+        case "bext": return .known("riff:bext", .identity, "Broadcast Wave bext (originator, date, time, coding history)")
+        case "iXML": return .known("riff:iXML", .content, "iXML production metadata (project, scene, take, notes)")
+        case "axml": return .known("riff:axml", .content, "axml XML metadata")
+        case "cart": return .known("riff:cart", .identity, "broadcast cart chunk (title, artist, client, dates)")
+        case "DISP": return .known("riff:DISP", .content, "DISP display text or image")
+        case "umid": return .known("riff:umid", .device, "SMPTE UMID (device and capture identifier)")
+        default: return .unknown(id, namespace: "riff")
         }
     }
 }

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the GIF scanner learned about each metadata block, kept for the cleaner.
-struct GIFLayout {
+public struct GIFLayout: Sendable {
     enum Content {
         /// The block stays exactly when this item is kept (comments, ICC, unknown extensions).
         case item(Int)
@@ -28,18 +28,15 @@ public struct GIFFormat: FormatHandler {
     /// XMP in GIF ends with a 257-byte "magic trailer" (0x01, 0xFF … 0x00) that makes its raw bytes parse as sub-blocks.
     static let xmpMagicTrailer: [UInt8] = [0x01] + (0...255).reversed().map { UInt8($0) }
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<GIFLayout> {
         let structure = try GIFStructure.parse(input)
         var layout = GIFLayout(structure: structure)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         var comments = 0, applications = 0
         for (index, block) in structure.blocks.enumerated() {
             func add(_ key: String, _ category: Category, location: String, value: String? = nil, detail: String, unknown: Bool = false) {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: block.range.lowerBound,
-                                          length: Int64(block.range.count), value: options.includeValues ? value : nil, detail: detail,
-                                          isUnknown: unknown))
-                layout.contents[index] = .item(items.count - 1)
+                layout.contents[index] = .item(found.add(key, category, block.range, location: location, value: value, detail: detail,
+                                                         unknown: unknown))
             }
             switch block.kind {
             case .image, .graphicControl, .plainText:
@@ -56,8 +53,7 @@ public struct GIFFormat: FormatHandler {
                 if ident == Self.xmpApplication, block.range.count <= Self.parseLimit {
                     let raw = try input.read(at: block.dataStart, count: Int(block.range.upperBound - 1 - block.dataStart))
                     let packet = Self.xmpPacket(raw)
-                    let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: block.dataStart, options: options,
-                                                into: &items, notes: &notes)
+                    let keys = found.xmp(packet, location: "\(location)/XMP", origin: block.dataStart)
                     layout.contents[index] = .xmp(packet: packet, keys: keys)
                 } else if ident == Self.iccApplication {
                     add("icc:profile", .rendering, location: location, detail: "ICC profile (application extension), \(block.range.count) bytes")
@@ -72,10 +68,9 @@ public struct GIFFormat: FormatHandler {
             }
         }
         if let trailer = structure.trailer {
-            items.append(try Trailer.item(key: "gif:trailer", range: trailer, in: input, location: "after trailer 0x3B", after: "the GIF trailer"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("gif:trailer", trailer, in: input, location: "after trailer 0x3B", after: "the GIF trailer")
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 
     /// The packet inside an XMP application extension's raw bytes (sub-block terminator excluded).
@@ -96,10 +91,8 @@ public struct GIFFormat: FormatHandler {
         [0x21, 0xFF, 0x0B] + Array(xmpApplication.utf8) + packet + xmpMagicTrailer + [0x00]
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? GIFLayout else {
-            throw MetascrubError.verificationFailed(reason: "GIF cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<GIFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         let structure = layout.structure
         var out = OutputPlan()
         out.copy(structure.screen)
@@ -123,12 +116,7 @@ public struct GIFFormat: FormatHandler {
         return CleanResult(method: .remux)
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? GIFLayout, let after = cleanedScan.layout as? GIFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: GIFLayout, cleaned: any ByteSource, _ after: GIFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "screen descriptor, colour tables, graphic controls and image blocks (LZW data) byte-identical"
         guard try ByteComparison.equal(original, before.structure.screen, cleaned, after.structure.screen) else {
             return ContentCheck(method: method, passed: false, detail: "logical screen or global colour table differs")

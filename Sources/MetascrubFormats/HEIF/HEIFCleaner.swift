@@ -87,9 +87,7 @@ struct HEIFCleaner {
             case .meta: out.append(metaBytes)
             case .copy(let range): out.copy(range)
             case .bytes(let bytes): out.append(bytes)
-            case .splice(let box, let splice):
-                out.append(BoxWriter.header(box.type, payloadSize: splice.newCount, extendedType: box.extendedType, preferLarge: box.sizeForm == .large))
-                out.append(contentsOf: splice.plan)
+            case .splice(let box, let splice): out.append(box, spliced: splice)
             }
         }
         try out.write(from: source, to: output)
@@ -214,7 +212,7 @@ struct HEIFCleaner {
             case .copy(let range): at += Int64(range.count)
             case .bytes(let bytes): at += Int64(bytes.count)
             case .splice(let box, let splice):
-                let header = Int64(BoxWriter.headerSize(payloadSize: splice.newCount, extendedType: box.extendedType, preferLarge: box.sizeForm == .large))
+                let header = box.headerSize(spliced: splice)
                 starts[box.offset] = at + header
                 at += header + splice.newCount
             }

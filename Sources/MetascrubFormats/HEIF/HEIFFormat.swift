@@ -10,31 +10,24 @@ public struct HEIFFormat: FormatHandler {
 
     public init(formatName: String = "HEIF") { self.formatName = formatName }
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<HEIFLayout> {
         try HEIFScanner.scan(input, format: formatName, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? HEIFLayout else {
-            throw MetascrubError.verificationFailed(reason: "HEIF cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<HEIFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var cleaner = HEIFCleaner(source: input, layout: layout, plan: plan)
         return try cleaner.run(to: output)
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? HEIFLayout, let after = cleanedScan.layout as? HEIFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: HEIFLayout, cleaned: any ByteSource, _ after: HEIFLayout, result: CleanResult) throws -> ContentCheck {
         return try HEIFVerifier.verify(original: original, before, cleaned: cleaned, after)
     }
 
     /// The primary image is the picture itself: a policy that would remove its item (by category or as an
     /// unknown) keeps it, and says so, in scan and clean alike.
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
-        guard let layout = scan.layout as? HEIFLayout else { return findings }
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<HEIFLayout>, policy: Policy) throws -> [Finding] {
+        let layout = scan.layout
         var settled = findings
         for (id, role) in layout.roles where role == .primary {
             if let owner = layout.itemOwner[id] { settled.keep(owner, because: "the primary image is the picture itself") }

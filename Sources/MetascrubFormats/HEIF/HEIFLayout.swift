@@ -42,7 +42,7 @@ enum AuxiliaryKind: String {
 }
 
 /// The HEIF scanner's parse, handed to the cleaner and verifier.
-struct HEIFLayout {
+public struct HEIFLayout: Sendable {
     var format: String
     var top: [Box]
     /// Bytes after the last top-level box.

@@ -19,7 +19,7 @@ enum HEIFScanner {
     /// `meta` children the rewrite understands or copies as structure.
     static let metaStructure: Set<FourCC> = ["hdlr", "dinf", "pitm", "iinf", "iloc", "iref", "iprp", "idat", "grpl", "ipro", "ipmc", "fiin"]
 
-    static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult<HEIFLayout> {
         let reader = BoxReader(source, format: format)
         let listing = try reader.topLevel()
         let top = listing.boxes
@@ -54,18 +54,17 @@ enum HEIFScanner {
             }
         }
 
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         try readPropertySummaries(reader, &layout)
         classifyItems(&layout)
-        try itemiseItems(source, &layout, options: options, items: &items, notes: &notes)
-        try itemiseProperties(reader, &layout, items: &items)
-        try itemiseMetaChildren(reader, &layout, items: &items)
-        try itemiseTopLevel(reader, &layout, options: options, items: &items, notes: &notes)
+        try itemiseItems(source, &layout, options: options, found: &found)
+        try itemiseProperties(reader, &layout, items: &found.items)
+        try itemiseMetaChildren(reader, &layout, items: &found.items)
+        try itemiseTopLevel(reader, &layout, options: options, found: &found)
         if layout.hasMovie {
-            notes.append(Note(.warning, code: "heif-sequence", "the file also holds image-sequence tracks (moov); cleaning it is not supported yet"))
+            found.notes.append(Note(.warning, code: "heif-sequence", "the file also holds image-sequence tracks (moov); cleaning it is not supported yet"))
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 
     /// The top-level box whose payload holds `offset` (boxes are in file order, so a binary search).
@@ -108,7 +107,7 @@ enum HEIFScanner {
     }
 
     static func itemiseItems(
-        _ source: any ByteSource, _ layout: inout HEIFLayout, options: ScanOptions, items: inout [MetadataItem], notes: inout [Note]
+        _ source: any ByteSource, _ layout: inout HEIFLayout, options: ScanOptions, found: inout ItemCollector
     ) throws {
         let meta = layout.meta
         for item in meta.items {
@@ -116,9 +115,9 @@ enum HEIFScanner {
             let data = layout.data[item.id]
             let location = "meta/iinf/item \(item.id) (\(item.isXMP ? "XMP" : item.type.description.trimmingWhitespace))"
             func add(_ key: String, _ category: Category, _ detail: String, unknown: Bool = false) {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: data?.ranges.first?.lowerBound,
+                found.items.append(MetadataItem(key: key, category: category, location: location, offset: data?.ranges.first?.lowerBound,
                                           length: data?.length, detail: detail, isUnknown: unknown))
-                layout.itemOwner[item.id] = items.count - 1
+                layout.itemOwner[item.id] = found.items.count - 1
             }
             let shape = imageShape(item, layout)
             switch role {
@@ -137,15 +136,13 @@ enum HEIFScanner {
                 var record: [UInt8] = []
                 for range in data.ranges { record += try source.read(at: range.lowerBound, count: Int(range.count), format: layout.format, path: location) }
                 let origin = data.ranges.first?.lowerBound ?? 0
-                let first = items.count
-                if item.type == HEIFItem.exif {
-                    layout.embedded[item.id] = EmbeddedMetadata.exifRecord(record, origin: origin, location: location, options: options,
-                                                                          into: &items, notes: &notes)
-                } else {
-                    layout.embedded[item.id] = EmbeddedMetadata.xmpRecord(record, origin: origin, location: location, options: options,
-                                                                         into: &items, notes: &notes)
+                let first = found.items.count
+                let exif = item.type == HEIFItem.exif
+                layout.embedded[item.id] = found.lists { items, notes in
+                    exif ? EmbeddedMetadata.exifRecord(record, origin: origin, location: location, options: options, into: &items, notes: &notes)
+                        : EmbeddedMetadata.xmpRecord(record, origin: origin, location: location, options: options, into: &items, notes: &notes)
                 }
-                if items.count > first, case .opaque(let only)? = layout.embedded[item.id] { layout.itemOwner[item.id] = only }
+                if found.items.count > first, case .opaque(let only)? = layout.embedded[item.id] { layout.itemOwner[item.id] = only }
             case .thumbnail:
                 add("heif:thumbnail", .embedded, "thumbnail image: item \(item.id), \(shape)")
             case .auxiliary(let kind):
@@ -255,16 +252,16 @@ enum HEIFScanner {
     }
 
     static func itemiseTopLevel(
-        _ reader: BoxReader, _ layout: inout HEIFLayout, options: ScanOptions, items: inout [MetadataItem], notes: inout [Note]
+        _ reader: BoxReader, _ layout: inout HEIFLayout, options: ScanOptions, found: inout ItemCollector
     ) throws {
         let source = reader.source
         let dataBoxes = layout.dataBoxes
         let fileRanges = layout.data.values.filter { $0.constructionMethod == 0 }.flatMap(\.ranges)
         for (i, box) in layout.top.enumerated() where i != layout.metaIndex && !(i == 0 && box.type == "ftyp") {
             func add(_ key: String, _ category: Category, _ detail: String, unknown: Bool = false) {
-                items.append(MetadataItem(key: key, category: category, location: "\(box.type)@\(box.offset)", offset: box.offset,
+                found.items.append(MetadataItem(key: key, category: category, location: "\(box.type)@\(box.offset)", offset: box.offset,
                                           length: box.size, detail: detail, isUnknown: unknown))
-                layout.boxOwner[i] = items.count - 1
+                layout.boxOwner[i] = found.items.count - 1
             }
             if dataBoxes.contains(i) {
                 // Bytes in a data box that no item refers to: padding, or what an earlier editor left behind.
@@ -272,10 +269,10 @@ enum HEIFScanner {
                     if try isZero(source, gap) {
                         layout.unreferenced.append((gap, nil))
                     } else {
-                        items.append(MetadataItem(key: "heif:unreferenced", category: .content, location: "\(box.type)@\(box.offset)",
+                        found.items.append(MetadataItem(key: "heif:unreferenced", category: .content, location: "\(box.type)@\(box.offset)",
                                                   offset: gap.lowerBound, length: Int64(gap.count),
                                                   detail: "\(gap.count) bytes in \(box.type) that no item refers to", isUnknown: true))
-                        layout.unreferenced.append((gap, items.count - 1))
+                        layout.unreferenced.append((gap, found.items.count - 1))
                     }
                 }
                 continue
@@ -300,8 +297,10 @@ enum HEIFScanner {
                         throw MetascrubError.limitExceeded(format: layout.format, path: box.path, offset: box.offset, limit: "\(metadataLimit) bytes per metadata box")
                     }
                     let packet = try reader.payload(of: box)
-                    let content = EmbeddedMetadata.xmpRecord(packet, origin: box.payloadOffset, location: "uuid@\(box.offset) (XMP)",
-                                                             options: options, into: &items, notes: &notes)
+                    let content = found.lists { items, notes in
+                        EmbeddedMetadata.xmpRecord(packet, origin: box.payloadOffset, location: "uuid@\(box.offset) (XMP)", options: options,
+                                                   into: &items, notes: &notes)
+                    }
                     layout.boxEmbedded[i] = content
                 } else {
                     add("heif:uuid", .content, "vendor box \(BoxUUID.hex(uuid))", unknown: true)
@@ -317,8 +316,7 @@ enum HEIFScanner {
             }
         }
         if let trailer = layout.trailer {
-            items.append(try Trailer.item(key: "heif:trailer", range: trailer, in: source, location: "after the last box", after: "the last box"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("heif:trailer", trailer, in: source, location: "after the last box", after: "the last box")
         }
     }
 

@@ -56,6 +56,9 @@ public final class FileByteSource: ByteSource {
     /// The file mapped read-only: only for a temp file this process wrote and nobody else knows of, since a
     /// mapped file that another process truncates raises SIGBUS on access.
     private var mapping: UnsafeRawBufferPointer?
+    /// A large own file is mapped a window at a time for `withBytes` (its pages leave memory with the window),
+    /// so comparing a 1 GB video with its original copies only the original through `pread`.
+    private let mapsWindows: Bool
     /// Reads that end within this many bytes (headers, magic numbers) never load the file.
     static let headLength: Int64 = 64 << 10
     public static let loadLimit: Int64 = 16 << 20
@@ -74,6 +77,7 @@ public final class FileByteSource: ByteSource {
         self.path = path
         self.fd = fd
         self.size = Int64(st.st_size)
+        self.mapsWindows = mapOwnFile && size > Self.loadLimit
         if mapOwnFile, size > 0, size <= Self.loadLimit {
             let address = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)
             if let address, address != MAP_FAILED { mapping = UnsafeRawBufferPointer(start: address, count: Int(size)) }
@@ -101,6 +105,15 @@ public final class FileByteSource: ByteSource {
     public func withBytes<R>(at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try check(offset, count)
         if let mapping { return try body(UnsafeRawBufferPointer(rebasing: mapping[Int(offset)..<Int(offset) + count])) }
+        if mapsWindows, count > 0 {
+            let page = Int64(sysconf(Int32(_SC_PAGESIZE)))
+            let start = offset / page * page, length = Int(offset - start) + count
+            let address = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, off_t(start))
+            if let address, address != MAP_FAILED {
+                defer { munmap(address, length) }
+                return try body(UnsafeRawBufferPointer(start: address + Int(offset - start), count: count))
+            }
+        }
         if let bytes = try memory(through: offset + Int64(count)) {
             return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
         }

@@ -40,14 +40,16 @@ struct OutputPlan {
         size += Int64(bytes.count)
     }
 
+    mutating func append(_ piece: Piece) {
+        switch piece {
+        case .copy(let offset, let count): copy(offset: offset, count: count)
+        case .bytes(let bytes): append(bytes)
+        }
+    }
+
     /// Appends another plan's pieces (a body whose size had to be known before its header was written).
     mutating func append(contentsOf other: OutputPlan) {
-        for piece in other.pieces {
-            switch piece {
-            case .copy(let offset, let count): copy(offset: offset, count: count)
-            case .bytes(let bytes): append(bytes)
-            }
-        }
+        for piece in other.pieces { append(piece) }
     }
 
     func write(from source: any ByteSource, to output: any OutputSink) throws {

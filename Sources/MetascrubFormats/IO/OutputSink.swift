@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
-import CPlatform
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Where a remuxer writes. Kept bytes are copied from the source in large blocks (in the kernel when both
 /// ends are files), so coded image and sample data never pass through parsing code.
@@ -28,89 +23,5 @@ public final class MemoryOutputSink: OutputSink {
             bytes.append(contentsOf: try source.read(at: offset + done, count: n))
             done += Int64(n)
         }
-    }
-}
-
-/// Writes to an open file descriptor with a buffer; copies between files with `copy_file_range`.
-public final class FileOutputSink: OutputSink {
-    private let fd: Int32
-    private let path: String
-    private var buffer: [UInt8] = []
-    private let bufferLimit = 1 << 20
-    private var flushed: Int64 = 0
-
-    public init(fd: Int32, path: String) {
-        self.fd = fd
-        self.path = path
-        buffer.reserveCapacity(bufferLimit)
-    }
-
-    public var bytesWritten: Int64 { flushed + Int64(buffer.count) }
-
-    public func write(_ bytes: [UInt8]) throws {
-        if buffer.count + bytes.count > bufferLimit { try flush() }
-        if bytes.count >= bufferLimit {
-            try writeAll(bytes)
-        } else {
-            buffer.append(contentsOf: bytes)
-        }
-    }
-
-    public func copy(from source: any ByteSource, offset: Int64, count: Int64) throws {
-        guard count > 0 else { return }
-        guard offset >= 0, count <= source.size - offset else {
-            throw MetascrubError.truncated(format: "file", path: path, offset: offset, needed: count)
-        }
-        if let inFD = source.fileDescriptor, count >= 64 * 1024 {
-            try flush()
-            var inOffset = CLongLong(offset)
-            var left = count
-            while left > 0 {
-                let n = ms_copy_file_range(inFD, &inOffset, fd, Int(min(left, 1 << 30)))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    if errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP { break }
-                    throw MetascrubError.io(operation: "copy", path: path, errno: errno)
-                }
-                if n == 0 { break }
-                left -= Int64(n)
-                flushed += Int64(n)
-            }
-            if left == 0 { return }
-            // Fall back to reading through user space for whatever the kernel did not copy.
-            try copyThroughBuffer(source, offset: Int64(inOffset), count: left)
-            return
-        }
-        try copyThroughBuffer(source, offset: offset, count: count)
-    }
-
-    private func copyThroughBuffer(_ source: any ByteSource, offset: Int64, count: Int64) throws {
-        var done: Int64 = 0
-        while done < count {
-            let n = Int(min(count - done, Int64(bufferLimit)))
-            try write(try source.read(at: offset + done, count: n))
-            done += Int64(n)
-        }
-    }
-
-    public func flush() throws {
-        guard !buffer.isEmpty else { return }
-        try writeAll(buffer)
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    private func writeAll(_ bytes: [UInt8]) throws {
-        var done = 0
-        try bytes.withUnsafeBytes { raw in
-            while done < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw MetascrubError.io(operation: "write", path: path, errno: errno)
-                }
-                done += n
-            }
-        }
-        flushed += Int64(bytes.count)
     }
 }

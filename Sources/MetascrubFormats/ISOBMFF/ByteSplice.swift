@@ -13,6 +13,19 @@ extension OutputPlan {
         }
         return out
     }
+
+    /// `box` rewritten around a spliced payload: a new header for the new size, then the payload.
+    mutating func append(_ box: Box, spliced splice: ByteSplice) {
+        append(BoxWriter.header(box.type, payloadSize: splice.newCount, extendedType: box.extendedType, preferLarge: box.sizeForm == .large))
+        append(contentsOf: splice.plan)
+    }
+}
+
+extension Box {
+    /// The header size of this box rewritten around `splice` (see `OutputPlan.append(_:spliced:)`).
+    func headerSize(spliced splice: ByteSplice) -> Int64 {
+        Int64(BoxWriter.headerSize(payloadSize: splice.newCount, extendedType: extendedType, preferLarge: sizeForm == .large))
+    }
 }
 
 /// A run of source bytes (a box payload) with some ranges cut out and some replaced by new bytes; it knows

@@ -12,26 +12,12 @@ public struct JPEGFormat: FormatHandler {
     /// Decoder rounding of rotated blocks measured at up to 3 levels; 8 leaves room without hiding real damage.
     static let rotateTolerance = 8
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<JPEGLayout> {
         try JPEGScanner.scan(input, options: options)
     }
 
-    enum Piece {
-        case copy(offset: Int64, count: Int64)
-        case bytes([UInt8])
-
-        var count: Int64 {
-            switch self {
-            case .copy(_, let count): count
-            case .bytes(let b): Int64(b.count)
-            }
-        }
-    }
-
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? JPEGLayout else {
-            throw MetascrubError.verificationFailed(reason: "JPEG cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<JPEGLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         var keepOrientation: Bool?
         var transformed: (bytes: [UInt8], structure: JPEGStructure)?
@@ -57,8 +43,11 @@ public struct JPEGFormat: FormatHandler {
             }
         }
 
-        var pieces: [Piece] = [.bytes([0xFF, 0xD8])]
-        var mpfPiece: Int?
+        // The MPF segment holds offsets into the output that are known only once the image is laid out, so the
+        // plan is built around it: what comes before it, its bytes, what comes after.
+        var out = OutputPlan(), afterMPF = OutputPlan()
+        out.append([0xFF, 0xD8])
+        var mpf: [UInt8]?
         let structure = layout.structure
         var insertedTransformed = false
         for (index, segment) in structure.segments.enumerated() {
@@ -67,50 +56,59 @@ public struct JPEGFormat: FormatHandler {
                     if !insertedTransformed {
                         insertedTransformed = true
                         for s in transformed.structure.segments where s.role == .structural || s.role == .scan {
-                            pieces.append(.bytes(Array(transformed.bytes[Int(s.offset)..<Int(s.streamEnd)])))
+                            let bytes = Array(transformed.bytes[Int(s.offset)..<Int(s.streamEnd)])
+                            if mpf == nil { out.append(bytes) } else { afterMPF.append(bytes) }
                         }
                     }
+                } else if mpf == nil {
+                    out.copy(segment.offset..<segment.streamEnd)
                 } else {
-                    pieces.append(.copy(offset: segment.offset, count: segment.streamEnd - segment.offset))
+                    afterMPF.copy(segment.offset..<segment.streamEnd)
                 }
                 continue
             }
             guard let piece = try segmentPiece(index, segment, layout, plan, keepOrientation: keepOrientation, input, &result) else { continue }
-            if segment.role == .mpf { mpfPiece = pieces.count }
-            pieces.append(piece)
+            if segment.role == .mpf, case .bytes(let bytes) = piece {
+                mpf = bytes
+            } else if mpf == nil {
+                out.append(piece)
+            } else {
+                afterMPF.append(piece)
+            }
         }
-        pieces.append(.bytes([0xFF, 0xD9]))
-        let imageEnd = pieces.reduce(0) { $0 + $1.count }
-        var keptTrailer: [(old: Range<Int64>, new: Int64)] = []
-        var at = imageEnd
-        for part in layout.trailerParts.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) where plan.keeps(part.item) {
-            pieces.append(.copy(offset: part.range.lowerBound, count: Int64(part.range.count)))
-            keptTrailer.append((part.range, at))
-            at += Int64(part.range.count)
-        }
-        if let mpfPiece, case .bytes(let segmentBytes) = pieces[mpfPiece] {
-            let headerAt = pieces[..<mpfPiece].reduce(0) { $0 + $1.count } + 8
-            pieces[mpfPiece] = .bytes(MPFPatch.relocate(segmentBytes, oldHeaderAt: structure.segments.first { $0.role == .mpf }!.payloadOffset + 4,
-                                                        newHeaderAt: headerAt, primarySize: imageEnd, moves: keptTrailer))
+        afterMPF.append([0xFF, 0xD9])
+        if let segmentBytes = mpf {
+            let headerAt = out.size + 8
+            let imageEnd = out.size + Int64(segmentBytes.count) + afterMPF.size
+            var keptTrailer: [(old: Range<Int64>, new: Int64)] = []
+            var at = imageEnd
+            for part in Self.keptTrailer(layout, plan) {
+                keptTrailer.append((part, at))
+                at += Int64(part.count)
+            }
+            out.append(MPFPatch.relocate(segmentBytes, oldHeaderAt: structure.segments.first { $0.role == .mpf }!.payloadOffset + 4,
+                                         newHeaderAt: headerAt, primarySize: imageEnd, moves: keptTrailer))
             if transformed != nil {
                 result.notes.append(Note(.warning, code: "mpf-not-rotated", "secondary MPF images were kept but not rotated with the primary image"))
             }
         }
-        for piece in pieces {
-            switch piece {
-            case .copy(let offset, let count): try output.copy(from: input, offset: offset, count: count)
-            case .bytes(let bytes): try output.write(bytes)
-            }
-        }
+        out.append(contentsOf: afterMPF)
+        for part in Self.keptTrailer(layout, plan) { out.copy(part) }
+        try out.write(from: input, to: output)
         return result
+    }
+
+    /// The bytes after EOI the plan keeps, in file order.
+    static func keptTrailer(_ layout: JPEGLayout, _ plan: CleanPlan) -> [Range<Int64>] {
+        layout.trailerParts.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }).filter { plan.keeps($0.item) }.map(\.range)
     }
 
     /// The bytes that replace one metadata segment, or nil to drop it.
     private func segmentPiece(
         _ index: Int, _ segment: JPEGStructure.Segment, _ layout: JPEGLayout, _ plan: CleanPlan, keepOrientation: Bool?,
         _ input: any ByteSource, _ result: inout CleanResult
-    ) throws -> Piece? {
-        let copy = Piece.copy(offset: segment.offset, count: Int64(segment.length))
+    ) throws -> OutputPlan.Piece? {
+        let copy = OutputPlan.Piece.copy(offset: segment.offset, count: Int64(segment.length))
         let items = layout.segmentItems[index] ?? []
         switch layout.contents[index] {
         case .exif(let block, let map)?:
@@ -164,7 +162,7 @@ public struct JPEGFormat: FormatHandler {
         }
     }
 
-    static func segment(_ marker: UInt8, _ payload: [UInt8]) throws -> Piece {
+    static func segment(_ marker: UInt8, _ payload: [UInt8]) throws -> OutputPlan.Piece {
         guard payload.count + 2 <= 0xFFFF else {
             throw MetascrubError.limitExceeded(format: "JPEG", path: "rebuilt APP\(marker - 0xE0)", offset: 0, limit: "65533 bytes per segment")
         }
@@ -180,8 +178,9 @@ public struct JPEGFormat: FormatHandler {
     }
 
     /// An orientation the policy bakes stays as a tag when no exact lossless transform exists (`JPEGBake`).
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
-        guard let layout = scan.layout as? JPEGLayout, let item = layout.orientationItem,
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<JPEGLayout>, policy: Policy) throws -> [Finding] {
+        let layout = scan.layout
+        guard let item = layout.orientationItem,
               findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
         var settled = findings
         // With re-encoding allowed the bake stays: the cleaner re-encodes what no lossless transform can do.
@@ -191,13 +190,13 @@ public struct JPEGFormat: FormatHandler {
         return settled
     }
 
-    /// An orientation to bake that no exact lossless transform can do: the orientation value, the scan item,
-    /// and why (for the re-encode fallback, `reencode: true`). nil when a lossless bake (or a plain drop) works.
-    public func bakeNeedingReencode(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan) -> (orientation: Int, item: Int, reason: String)? {
-        guard let layout = scan.layout as? JPEGLayout, let item = layout.orientationItem, let orientation = layout.orientation,
+    /// An orientation to bake that no exact lossless transform can do (`reencode: true`): the re-encoder turns it.
+    public func reencodableBake(input: any ByteSource, scan: ScanResult<JPEGLayout>, plan: CleanPlan) -> ReencodableBake? {
+        let layout = scan.layout
+        guard let item = layout.orientationItem, let orientation = layout.orientation,
               plan.findings.indices.contains(item), plan.disposition(item) == .bake,
               case .keep(let reason) = JPEGBake.decide(input, layout, mode: plan.policy.orientation) else { return nil }
-        return (orientation, item, reason)
+        return ReencodableBake(coding: .jpeg, orientation: orientation, item: item, reason: reason)
     }
 
     static func transform(forOrientation o: Int) -> LosslessJPEG.Transform? {
@@ -213,12 +212,7 @@ public struct JPEGFormat: FormatHandler {
         }
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? JPEGLayout, let after = cleanedScan.layout as? JPEGLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: JPEGLayout, cleaned: any ByteSource, _ after: JPEGLayout, result: CleanResult) throws -> ContentCheck {
         if result.method == .losslessTransform {
             if result.sampleTolerance > 0 {
                 return try JPEGVerifier.displayedPixels(original: original, orientation: before.orientation ?? 1, cleaned: cleaned,

@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubNative
 
 /// What the JPEG scanner learned about each metadata segment, kept for the cleaner.
-struct JPEGLayout {
+public struct JPEGLayout: Sendable {
     enum SegmentContent {
         case none
         case exif(ExifBlock, ExifItems)
@@ -26,11 +26,10 @@ struct JPEGLayout {
 /// Lists every metadata item of a JPEG: each APPn/COM segment by kind, the entries inside EXIF, XMP,
 /// IPTC and Photoshop blocks, and every byte after EOI.
 enum JPEGScanner {
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<JPEGLayout> {
         let structure = try JPEGStructure.parse(source)
         var layout = JPEGLayout(structure: structure)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         var iccSegments: [Int] = []
         var extensionSegments: [String: [Int]] = [:]
         var mpfIndex: (segment: Int, entries: [(offset: Int64, length: Int64)])?
@@ -40,9 +39,9 @@ enum JPEGScanner {
             guard segment.role != .structural, segment.role != .scan else { continue }
             appCount[segment.marker, default: 0] += 1
             let location = "\(segment.name)#\(appCount[segment.marker]!)"
-            let first = items.count
+            let first = found.items.count
             func add(_ key: String, _ category: Category, detail: String? = nil, unknown: Bool = false) {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: segment.offset,
+                found.items.append(MetadataItem(key: key, category: category, location: location, offset: segment.offset,
                                           length: Int64(segment.length), detail: detail, isUnknown: unknown))
             }
             switch segment.role {
@@ -51,7 +50,7 @@ enum JPEGScanner {
                 var thumbnailItem: Int?
                 if payload.count >= 14, Int(payload[12]) * Int(payload[13]) > 0 {
                     add("jfif:thumbnail", .embedded, detail: "JFIF thumbnail \(payload[12])×\(payload[13])")
-                    thumbnailItem = items.count - 1
+                    thumbnailItem = found.items.count - 1
                 }
                 layout.contents[index] = .jfif(thumbnailItem: thumbnailItem)
             case .jfxx:
@@ -62,23 +61,23 @@ enum JPEGScanner {
                 let origin = segment.payloadOffset + 6
                 do {
                     let block = try ExifParser.parse(tiff, origin: origin, path: "\(location)/EXIF")
-                    let map = ExifItems.itemise(block, raw: tiff, location: "\(location)/EXIF", origin: origin,
-                                                options: options, into: &items, notes: &notes)
+                    let map = found.lists { items, notes in
+                        ExifItems.itemise(block, raw: tiff, location: "\(location)/EXIF", origin: origin, options: options, into: &items, notes: &notes)
+                    }
                     layout.contents[index] = .exif(block, map)
                     if layout.orientation == nil, let value = block.orientationValue {
                         layout.orientation = value
                         layout.orientationItem = map.entryOfItem.first { block.entries($0.value.0)[$0.value.1].tag == ExifBlock.orientation && $0.value.0 == .ifd0 }?.key
                     }
                 } catch let error as MetascrubError {
-                    notes.append(Note(.warning, code: "exif-unparsed", "EXIF block could not be parsed (\(error.description)); treated as one block",
+                    found.notes.append(Note(.warning, code: "exif-unparsed", "EXIF block could not be parsed (\(error.description)); treated as one block",
                                       offset: error.offset))
                     add("exif:block", .device, detail: "unparsed EXIF, \(segment.payloadLength) bytes", unknown: true)
                 }
             case .xmp:
                 let payload = try source.read(at: segment.payloadOffset, count: segment.payloadLength)
                 let packet = Array(payload.dropFirst(JPEGStructure.xmpHeader.count))
-                let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: segment.payloadOffset,
-                                            options: options, into: &items, notes: &notes)
+                let keys = found.xmp(packet, location: "\(location)/XMP", origin: segment.payloadOffset)
                 layout.contents[index] = .xmp(packet: packet, keys: keys)
             case .xmpExtension:
                 let head = try source.read(at: segment.payloadOffset, count: min(segment.payloadLength, JPEGStructure.xmpExtensionHeader.count + 32))
@@ -92,7 +91,7 @@ enum JPEGScanner {
                 let payload = try source.read(at: segment.payloadOffset, count: segment.payloadLength)
                 add("mpf:index", .embedded, detail: "multi-picture index")
                 mpfIndex = (index, MPF.entries(payload, headerOffset: segment.payloadOffset + 4))
-                layout.mpfItem = items.count - 1
+                layout.mpfItem = found.items.count - 1
             case .photoshop:
                 let payload = try source.read(at: segment.payloadOffset, count: segment.payloadLength)
                 let irbBytes = Array(payload.dropFirst(JPEGStructure.photoshopHeader.count))
@@ -105,19 +104,19 @@ enum JPEGScanner {
                         let data = Array(resource.raw[(resource.dataRange.lowerBound - resource.offset)..<(resource.dataRange.upperBound - resource.offset)])
                         let parsed = try IPTC.parse(data, origin: irbOrigin + Int64(resource.dataRange.lowerBound), path: "\(location)/IPTC")
                         let map = IPTC.itemise(parsed.datasets, bytes: data, location: "\(location)/IPTC",
-                                               origin: irbOrigin + Int64(resource.dataRange.lowerBound), options: options, into: &items)
+                                               origin: irbOrigin + Int64(resource.dataRange.lowerBound), options: options, into: &found.items)
                         iptc = (parsed.datasets, map)
                         if parsed.restAt != nil {
-                            notes.append(Note(.warning, code: "iptc-trailing", "IPTC block has bytes after its last dataset; they are dropped",
+                            found.notes.append(Note(.warning, code: "iptc-trailing", "IPTC block has bytes after its last dataset; they are dropped",
                                               offset: irbOrigin + Int64(resource.dataRange.lowerBound)))
                         }
                         continue
                     }
                     if resource.id == PhotoshopIRB.iptcDigestID { continue } // follows the IPTC block
                     let (name, category, known) = PhotoshopIRB.name(resource.id)
-                    items.append(MetadataItem(key: "photoshop:\(name)", category: category, location: "\(location)/8BIM/\(String(format4hex: resource.id))",
+                    found.items.append(MetadataItem(key: "photoshop:\(name)", category: category, location: "\(location)/8BIM/\(String(format4hex: resource.id))",
                                               offset: irbOrigin + Int64(resource.offset), length: Int64(resource.raw.count), isUnknown: !known))
-                    resourceItems[items.count - 1] = r
+                    resourceItems[found.items.count - 1] = r
                 }
                 if irb.restAt != nil {
                     add("photoshop:unparsed", .content, detail: "bytes after the last image resource", unknown: true)
@@ -127,7 +126,7 @@ enum JPEGScanner {
                 add("jpeg:Adobe", .rendering, detail: "Adobe APP14 colour transform")
             case .comment:
                 let text = options.includeValues ? try source.read(at: segment.payloadOffset, count: min(segment.payloadLength, 200)) : []
-                items.append(MetadataItem(key: "jpeg:comment", category: .content, location: location, offset: segment.offset,
+                found.items.append(MetadataItem(key: "jpeg:comment", category: .content, location: location, offset: segment.offset,
                                           length: Int64(segment.length), value: options.includeValues ? String(decoding: text, as: UTF8.self) : nil))
             case .jumbf:
                 let body = try source.read(at: segment.payloadOffset, count: min(segment.payloadLength, 256))
@@ -140,24 +139,24 @@ enum JPEGScanner {
             case .structural, .scan:
                 continue
             }
-            layout.segmentItems[index] = Array(first..<items.count)
+            layout.segmentItems[index] = Array(first..<found.items.count)
         }
 
         // An ICC profile spans one or more APP2 segments; it is one item.
         if !iccSegments.isEmpty {
             let total = iccSegments.reduce(0) { $0 + structure.segments[$1].payloadLength - 14 }
             let first = structure.segments[iccSegments[0]]
-            items.append(MetadataItem(key: "icc:profile", category: .rendering, location: "APP2/ICC_PROFILE", offset: first.offset,
+            found.items.append(MetadataItem(key: "icc:profile", category: .rendering, location: "APP2/ICC_PROFILE", offset: first.offset,
                                       length: Int64(total), detail: "ICC profile, \(total) bytes in \(iccSegments.count) segment\(iccSegments.count == 1 ? "" : "s")"))
-            for s in iccSegments { layout.segmentItems[s] = [items.count - 1] }
+            for s in iccSegments { layout.segmentItems[s] = [found.items.count - 1] }
         }
         // Extended XMP: one block per GUID, usually depth maps or images in base64.
         for (guid, segments) in extensionSegments.sorted(by: { $0.key < $1.key }) {
             let total = segments.reduce(0) { $0 + structure.segments[$1].payloadLength }
-            items.append(MetadataItem(key: "xmp:ExtendedXMP", category: .embedded, location: "APP1/xmp-extension/\(guid.prefix(8))",
+            found.items.append(MetadataItem(key: "xmp:ExtendedXMP", category: .embedded, location: "APP1/xmp-extension/\(guid.prefix(8))",
                                       offset: structure.segments[segments[0]].offset, length: Int64(total),
                                       detail: "extended XMP in \(segments.count) segment\(segments.count == 1 ? "" : "s")"))
-            for s in segments { layout.segmentItems[s] = [items.count - 1] }
+            for s in segments { layout.segmentItems[s] = [found.items.count - 1] }
         }
         // After EOI: MPF secondary images first, then whatever else is there.
         if let trailer = structure.trailer {
@@ -165,18 +164,18 @@ enum JPEGScanner {
             if let mpf = mpfIndex, let mpfItem = layout.mpfItem {
                 for (n, entry) in mpf.entries.enumerated() where entry.offset >= trailer.lowerBound && entry.offset + entry.length <= trailer.upperBound {
                     let range = entry.offset..<(entry.offset + entry.length)
-                    items.append(MetadataItem(key: "mpf:MPImage\(n + 2)", category: .embedded, location: "trailer/MPF image \(n + 2)",
+                    found.items.append(MetadataItem(key: "mpf:MPImage\(n + 2)", category: .embedded, location: "trailer/MPF image \(n + 2)",
                                               offset: entry.offset, length: entry.length, detail: "secondary image (\(entry.length) bytes)", parent: mpfItem))
-                    layout.trailerParts.append((range, items.count - 1))
+                    layout.trailerParts.append((range, found.items.count - 1))
                     covered.append(range)
                 }
             }
             for gap in Trailer.gaps(in: trailer, excluding: covered) {
-                items.append(try Trailer.item(key: "jpeg:trailer", range: gap, in: source, location: "after EOI", after: "EOI"))
-                layout.trailerParts.append((gap, items.count - 1))
+                found.items.append(try Trailer.item(key: "jpeg:trailer", range: gap, in: source, location: "after EOI", after: "EOI"))
+                layout.trailerParts.append((gap, found.items.count - 1))
             }
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 }
 

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// The JPEG XL scanner's parse: a bare codestream, or the boxes of the container form (ISO/IEC 18181-2).
-struct JXLLayout {
+public struct JXLLayout: Sendable {
     var bare: Bool
     var boxes: [Box] = []
     /// Box index → the metadata item standing for the whole box.
@@ -26,7 +26,7 @@ enum JXLScanner {
     static let metadataLimit = 64 << 20
     static let signature: [UInt8] = [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<JXLLayout> {
         let head = try source.read(at: 0, count: Int(min(source.size, 12)), format: "JPEG XL", path: "signature")
         if head.starts(with: [0xFF, 0x0A]) {
             // A bare codestream has nowhere to put metadata beyond the image header (ICC, orientation: rendering).
@@ -41,14 +41,13 @@ enum JXLScanner {
         guard listing.boxes.count >= 2, listing.boxes[1].type == "ftyp" else {
             throw MetascrubError.malformed(format: "JPEG XL", path: "ftyp", offset: 12, reason: "the signature box is not followed by ftyp")
         }
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         for (i, box) in listing.boxes.enumerated() {
             let location = "\(box.type)@\(box.offset)"
             func add(_ key: String, _ category: Category, _ detail: String, unknown: Bool = false) {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: box.offset, length: box.size,
+                found.items.append(MetadataItem(key: key, category: category, location: location, offset: box.offset, length: box.size,
                                           detail: detail, isUnknown: unknown))
-                layout.boxOwner[i] = items.count - 1
+                layout.boxOwner[i] = found.items.count - 1
             }
             func record() throws -> [UInt8] {
                 guard box.payloadSize <= Int64(metadataLimit) else {
@@ -60,11 +59,15 @@ enum JXLScanner {
             case _ where JXLLayout.structure.contains(box.type) || JXLLayout.codestream.contains(box.type):
                 continue
             case "Exif":
-                layout.embedded[i] = EmbeddedMetadata.exifRecord(try record(), origin: box.payloadOffset, location: location, options: options,
-                                                                into: &items, notes: &notes)
+                let bytes = try record()
+                layout.embedded[i] = found.lists { items, notes in
+                    EmbeddedMetadata.exifRecord(bytes, origin: box.payloadOffset, location: location, options: options, into: &items, notes: &notes)
+                }
             case "xml ":
-                layout.embedded[i] = EmbeddedMetadata.xmpRecord(try record(), origin: box.payloadOffset, location: location, options: options,
-                                                               into: &items, notes: &notes)
+                let bytes = try record()
+                layout.embedded[i] = found.lists { items, notes in
+                    EmbeddedMetadata.xmpRecord(bytes, origin: box.payloadOffset, location: location, options: options, into: &items, notes: &notes)
+                }
             case "jumb":
                 let body = try source.read(at: box.payloadOffset, count: Int(min(box.payloadSize, 256)))
                 let isC2PA = body.windows(ofCount: 4).contains { $0.elementsEqual(Array("c2pa".utf8)) }
@@ -96,9 +99,8 @@ enum JXLScanner {
             }
         }
         if let trailer = listing.leftover {
-            items.append(try Trailer.item(key: "jxl:trailer", range: trailer, in: source, location: "after the last box", after: "the last box"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("jxl:trailer", trailer, in: source, location: "after the last box", after: "the last box")
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 }

@@ -7,14 +7,12 @@ import MetascrubCore
 public struct JXLFormat: FormatHandler {
     public init() {}
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<JXLLayout> {
         try JXLScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? JXLLayout else {
-            throw MetascrubError.verificationFailed(reason: "JPEG XL cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<JXLLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         guard !layout.bare else {
             try output.copy(from: input, offset: 0, count: input.size)
@@ -65,12 +63,7 @@ public struct JXLFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? JXLLayout, let after = cleanedScan.layout as? JXLLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: JXLLayout, cleaned: any ByteSource, _ after: JXLLayout, result: CleanResult) throws -> ContentCheck {
         let method = "codestream boxes (jxlc/jxlp/jxll/jxli) byte-identical and in the same order"
         if before.bare || after.bare {
             let same = try before.bare == after.bare && original.size == cleaned.size

@@ -9,24 +9,17 @@ public struct MP4Format: FormatHandler {
 
     public init(formatName: String = "MP4") { self.formatName = formatName }
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MP4Layout> {
         try MP4Scanner.scan(input, format: formatName, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? MP4Layout else {
-            throw MetascrubError.verificationFailed(reason: "MP4 cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<MP4Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var cleaner = MP4Cleaner(source: input, layout: layout, plan: plan)
         return try cleaner.run(to: output)
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? MP4Layout, let after = cleanedScan.layout as? MP4Layout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: MP4Layout, cleaned: any ByteSource, _ after: MP4Layout, result: CleanResult) throws -> ContentCheck {
         return try MP4Verifier.verify(original: original, before, cleaned: cleaned, after)
     }
 }

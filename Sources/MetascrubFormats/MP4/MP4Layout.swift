@@ -35,7 +35,7 @@ enum MP4Edit {
 }
 
 /// The scanner's parse of an MP4/MOV/M4A/3GP file, handed to the cleaner and the verifier.
-struct MP4Layout: @unchecked Sendable {
+public struct MP4Layout: Sendable {
     var format: String
     var top: [Box]
     /// Bytes after the last box (never seen in a valid file; removed as a trailer).

@@ -7,26 +7,24 @@ import MetascrubCore
 struct MP4Scanner {
     let source: any ByteSource
     let reader: BoxReader
-    let options: ScanOptions
+    var found: ItemCollector
     var layout: MP4Layout
-    var items: [MetadataItem] = []
-    var notes: [Note] = []
 
     /// Padding boxes up to this size are read to tell zeros from left-over bytes.
     static let paddingCheckLimit: Int64 = 1 << 20
     /// Seconds between 1904-01-01 (QuickTime epoch) and 1970-01-01.
     static let macEpochOffset: Int64 = 2_082_844_800
 
-    static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult<MP4Layout> {
         let reader = BoxReader(source, format: format)
         let listing = try reader.topLevel()
         guard !listing.boxes.isEmpty else {
             throw MetascrubError.malformed(format: format, path: "top level", offset: 0, reason: "no boxes")
         }
-        var scanner = MP4Scanner(source: source, reader: reader, options: options,
+        var scanner = MP4Scanner(source: source, reader: reader, found: ItemCollector(options),
                                  layout: MP4Layout(format: format, top: listing.boxes, trailer: listing.leftover))
         try scanner.run()
-        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+        return scanner.found.result(scanner.layout)
     }
 
     var format: String { layout.format }
@@ -34,10 +32,10 @@ struct MP4Scanner {
     @discardableResult
     mutating func add(_ key: String, _ category: Category, _ box: Box, detail: String, value: @autoclosure () -> String? = nil,
                       unknown: Bool = false, parent: Int? = nil, edit: MP4Edit) -> Int {
-        items.append(MetadataItem(key: key, category: category, location: box.path, offset: box.offset, length: box.size,
-                                  value: options.includeValues ? value() : nil, detail: detail, isUnknown: unknown, parent: parent))
-        layout.edits[items.count - 1] = edit
-        return items.count - 1
+        let item = found.add(key, category, location: box.path, offset: box.offset, length: box.size, value: value(), detail: detail,
+                             unknown: unknown, parent: parent)
+        layout.edits[item] = edit
+        return item
     }
 
     mutating func run() throws {
@@ -57,13 +55,13 @@ struct MP4Scanner {
             try scanTopLevel(box, index: index)
         }
         if let trailer = layout.trailer {
-            layout.trailerItem = items.count
-            items.append(try Trailer.item(key: "mp4:trailer", range: trailer, in: source, location: "trailer", after: "the last box"))
+            layout.trailerItem = found.items.count
+            found.items.append(try Trailer.item(key: "mp4:trailer", range: trailer, in: source, location: "trailer", after: "the last box"))
         }
         try scanStreamSEI()
         layout.seiRanges.sort { $0.lowerBound < $1.lowerBound }
         if layout.fragmented {
-            notes.append(Note(.info, code: "mp4-fragmented", "fragmented movie: fragments are copied unchanged; only the movie box is rewritten"))
+            found.notes.append(Note(.info, code: "mp4-fragmented", "fragmented movie: fragments are copied unchanged; only the movie box is rewritten"))
         }
     }
 
@@ -123,11 +121,14 @@ struct MP4Scanner {
             throw MetascrubError.limitExceeded(format: format, path: box.path, offset: box.offset, limit: "\(reader.limits.maxPayloadRead) bytes of XMP")
         }
         let packet = try source.read(at: payloadOffset, count: Int(count), format: format, path: box.path)
-        let first = items.count
-        let content = EmbeddedMetadata.xmpRecord(packet, origin: payloadOffset, location: box.path, options: options, into: &items, notes: &notes)
+        let first = found.items.count
+        let options = found.options
+        let content = found.lists { items, notes in
+            EmbeddedMetadata.xmpRecord(packet, origin: payloadOffset, location: box.path, options: options, into: &items, notes: &notes)
+        }
         // Every XMP property decides for the packet; the packet item (first) carries the edit.
         layout.edits[first] = .xmp(box, content)
-        for i in first + 1..<max(first + 1, items.count) where layout.edits[i] == nil { layout.edits[i] = MP4Edit.none }
+        for i in first + 1..<max(first + 1, found.items.count) where layout.edits[i] == nil { layout.edits[i] = MP4Edit.none }
     }
 
     // MARK: - Movie
@@ -329,92 +330,5 @@ struct MP4Scanner {
             if ["gps", "latitude", "longitude", "lat:", "lon:", "[lat", "[lon"].contains(where: text.contains) { return true }
         }
         return false
-    }
-
-    // MARK: - User data and meta
-
-    mutating func scanUserData(_ udta: MovieNode) throws {
-        for atom in udta.children {
-            switch atom.type {
-            case "meta": try scanMeta(atom)
-            case "XMP_": try scanXMP(atom.box, payloadOffset: atom.box.payloadOffset)
-            case "free", "skip", "wide": try scanPadding(atom.box)
-            default:
-                let known = MP4Atoms.atoms[atom.type]
-                let category = known?.category ?? NameClassifier.category(of: atom.type.description, otherwise: .device)
-                let text = try? userDataText(atom.box)
-                add("mp4:udta/\(atom.type)", category, atom.box, detail: known.map { "\($0.name) (\(atom.box.size) bytes)" } ?? "user data atom, \(atom.box.size) bytes",
-                    value: text, unknown: known == nil, edit: .drop(atom.box))
-            }
-        }
-    }
-
-    /// A short rendering of a udta string atom (QuickTime international text or 3GPP) for `--show-values`.
-    func userDataText(_ box: Box) throws -> String? {
-        guard options.includeValues else { return nil }
-        let payload = try source.read(at: box.payloadOffset, count: Int(min(box.payloadSize, 256)))
-        let text = payload.filter { (0x20...0x7E).contains($0) }
-        return text.isEmpty ? nil : String(decoding: text, as: UTF8.self)
-    }
-
-    mutating func scanMeta(_ meta: MovieNode) throws {
-        var keys: [String] = []
-        if let keysNode = meta.child("keys") {
-            let payload = try reader.payload(of: keysNode.box)
-            var c = ByteCursor(payload, origin: keysNode.box.payloadOffset, format: format, path: keysNode.box.path)
-            _ = try c.fullBoxHeader()
-            let count = Int(try c.u32("key count"))
-            guard count <= c.remaining / 8 else { throw c.malformed("\(count) keys do not fit in the box") }
-            for _ in 0..<count {
-                let size = Int(try c.u32("key size"))
-                guard size >= 8 else { throw c.malformed("key of \(size) bytes") }
-                try c.skip(4, "key namespace")
-                keys.append(String(decoding: try c.take(size - 8, "key"), as: UTF8.self))
-            }
-        }
-        for child in meta.children {
-            switch child.type {
-            case "hdlr", "keys", "dinf": continue
-            case "ilst":
-                for entry in child.children {
-                    let index = Int(entry.type.value)
-                    let name: String
-                    let category: Category
-                    var known = true
-                    if !keys.isEmpty, index >= 1, index <= keys.count {
-                        name = "mp4:keys/\(keys[index - 1])"
-                        (category, known) = MP4Atoms.keyCategory(keys[index - 1])
-                    } else if let atom = MP4Atoms.atoms[entry.type] {
-                        name = "mp4:ilst/\(entry.type)"
-                        category = atom.category
-                    } else {
-                        name = "mp4:ilst/\(entry.type)"
-                        category = NameClassifier.category(of: entry.type.description, otherwise: .content)
-                        known = false
-                    }
-                    let text = try? ilstText(entry.box)
-                    add(name, category, entry.box, detail: "metadata item, \(entry.box.size) bytes", value: text,
-                        unknown: !known, edit: .drop(entry.box))
-                }
-            case "xml ":
-                try scanXMP(child.box, payloadOffset: child.box.payloadOffset + 4)
-            case "free", "skip", "wide":
-                try scanPadding(child.box)
-            default:
-                add("mp4:meta/\(child.type)", NameClassifier.category(of: child.type.description, otherwise: .content), child.box,
-                    detail: "meta box \(child.type), \(child.box.size) bytes", unknown: true, edit: .drop(child.box))
-            }
-        }
-    }
-
-    /// The text of an ilst entry's `data` box (type 1: UTF-8) for `--show-values`.
-    func ilstText(_ box: Box) throws -> String? {
-        guard options.includeValues else { return nil }
-        let payload = try source.read(at: box.payloadOffset, count: Int(min(box.payloadSize, 512)))
-        guard payload.count >= 16, FourCC(bytes: payload[4..<8]) == "data" else { return nil }
-        let type = BigEndian.u32(payload, 8) & 0xFFFFFF
-        guard type == 1 else { return "(binary)" }
-        let size = min(BigEndian.u32(payload, 0), payload.count)
-        return size > 16 ? String(decoding: payload[16..<size], as: UTF8.self) : ""
     }
 }

@@ -73,7 +73,7 @@ extension MP4Scanner {
             let box = Box(type: "sei ", offset: range.lowerBound, size: Int64(range.count), headerSize: 0, sizeForm: .compact,
                           path: "track \(track)/sample SEI")
             guard let filler = H264SEI.neutralised(nal: view, message: message) else {
-                notes.append(Note(.warning, code: "sei-kept", "an SEI user-data message in track \(track) cannot be overwritten in place; it is kept",
+                found.notes.append(Note(.warning, code: "sei-kept", "an SEI user-data message in track \(track) cannot be overwritten in place; it is kept",
                                   offset: range.lowerBound))
                 add(key, category, box, detail: what, value: ascii, unknown: key.hasSuffix("user-data"), edit: MP4Edit.none)
                 continue

@@ -3,7 +3,7 @@ import MetascrubCore
 
 /// What the transport-stream scanner learned: per item the same-size byte replacements, and the ranges the
 /// cleaner may change (everything else must stay byte-identical).
-struct MPEGTSLayout {
+public struct MPEGTSLayout: Sendable {
     var patches: [Int: [InPlacePatches.Patch]] = [:]
     /// SEI payload bytes and SDT packets: the only bytes a clean may change.
     var mutable: [Range<Int64>] = []
@@ -22,10 +22,8 @@ public struct MPEGTSFormat: FormatHandler {
     static let format = "MPEG-TS"
     static let maxSEI = 1 << 20
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        var s = Scanner(input: input, options: options)
-        try s.run()
-        return ScanResult(items: s.items, notes: s.notes, layout: s.layout)
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MPEGTSLayout> {
+        try Scanner.scan(input, options: options)
     }
 
     struct Stream {
@@ -37,11 +35,9 @@ public struct MPEGTSFormat: FormatHandler {
         var afterStartCode = false
     }
 
-    struct Scanner {
+    struct Scanner: LayoutScanner {
         let input: any ByteSource
-        let options: ScanOptions
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found: ItemCollector
         var layout = MPEGTSLayout()
         var keyIndex: [String: Int] = [:]
         var counts: [Int: Int] = [:]
@@ -52,7 +48,7 @@ public struct MPEGTSFormat: FormatHandler {
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
-            self.options = options
+            found = ItemCollector(options)
         }
 
         /// One item per key for the whole file (MDPM repeats in every GOP); its replacements accumulate.
@@ -62,10 +58,10 @@ public struct MPEGTSFormat: FormatHandler {
                 counts[i, default: 1] += 1
                 return i
             }
-            items.append(MetadataItem(key: key, category: category, location: location, offset: offset, length: length,
-                                      value: options.includeValues ? value : nil, detail: detail, parent: parent))
-            keyIndex[key] = items.count - 1
-            return items.count - 1
+            let item = found.add(key, category, location: location, offset: offset, length: length, value: value, detail: detail,
+                                 parent: parent)
+            keyIndex[key] = item
+            return item
         }
 
         mutating func run() throws {
@@ -100,7 +96,7 @@ public struct MPEGTSFormat: FormatHandler {
                 at += Int64(n)
             }
             for pid in streams.keys.sorted() { try endNAL(pid) }
-            for (i, n) in counts where n > 1 { items[i].detail = (items[i].detail ?? "") + ", in \(n) places" }
+            for (i, n) in counts where n > 1 { found.items[i].detail = (found.items[i].detail ?? "") + ", in \(n) places" }
             if unfixable > 0 {
                 throw MetascrubError.unsupported(format: format, reason: "\(unfixable) SEI user-data messages cannot be neutralised in place")
             }
@@ -218,7 +214,7 @@ public struct MPEGTSFormat: FormatHandler {
                         s.offsets.append(base + Int64(i))
                     } else {
                         s.collecting = false
-                        notes.append(Note(.warning, code: "sei-too-large", "an SEI NAL unit over \(maxSEI) bytes was not inspected", offset: s.offsets.first))
+                        found.note(Note(.warning, code: "sei-too-large", "an SEI NAL unit over \(maxSEI) bytes was not inspected", offset: s.offsets.first))
                     }
                 }
                 if byte == 1 && s.zeros >= 2 {
@@ -280,7 +276,7 @@ public struct MPEGTSFormat: FormatHandler {
                                length: Int64(m.escapedRange.count), location: where_,
                                detail: x264 ? "x264 encoder options string (\(m.payloadSize) bytes)" : "unregistered user data (\(m.payloadSize) bytes)",
                                value: x264 ? ValueText.render(m.payload.dropFirst(16)) : nil)
-                    if !x264 { items[idx].isUnknown = true }
+                    if !x264 { found.items[idx].isUnknown = true }
                 }
                 guard let filler = H264SEI.neutralised(nal: nal, message: m) else {
                     unfixable += 1
@@ -302,10 +298,8 @@ public struct MPEGTSFormat: FormatHandler {
         }
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? MPEGTSLayout else {
-            throw MetascrubError.verificationFailed(reason: "MPEG-TS cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<MPEGTSLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var removed = Set(scan.items.indices.filter { !plan.keeps($0) })
         for i in Array(removed) { if let p = scan.items[i].parent { removed.insert(p) } }
         var patches = InPlacePatches()
@@ -314,28 +308,19 @@ public struct MPEGTSFormat: FormatHandler {
             for p in layout.patches[i] ?? [] where seen.insert(p.offset).inserted { patches.add(p.offset, p.bytes) }
         }
         // A kept SDT name in a section whose other name goes: the whole packet (one CRC) is rewritten, so both go.
-        try patches.plan(size: input.size, format: Self.format).write(from: input, to: output)
-        var result = CleanResult(method: .remux)
-        result.notes.append(Note(.info, code: "sei-neutralised",
-                                 "SEI user-data payloads were overwritten in place with filler of the same length; packets, timestamps and coded slices are unchanged"))
-        return result
+        return try SameOffset.write(patches, format: Self.format, from: input, to: output, note: Note(.info, code: "sei-neutralised",
+            "SEI user-data payloads were overwritten in place with filler of the same length; packets, timestamps and coded slices are unchanged"))
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? MPEGTSLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: MPEGTSLayout, cleaned: any ByteSource, _ after: MPEGTSLayout, result: CleanResult) throws -> ContentCheck {
         let method = "every TS packet byte-identical except neutralised SEI user-data payloads and SDT names"
-        guard original.size == cleaned.size else { return ContentCheck(method: method, passed: false, detail: "size changed") }
-        var at: Int64 = 0
+        // Everything but the ranges a clean may overwrite, at the same offsets.
+        var core: [Range<Int64>] = [], at: Int64 = 0
         for r in before.mutable.sorted(by: { $0.lowerBound < $1.lowerBound }) + [original.size..<original.size] {
-            if r.lowerBound > at, try !ByteComparison.equal(original, at..<r.lowerBound, cleaned, at..<r.lowerBound) {
-                return ContentCheck(method: method, passed: false, detail: "bytes between \(at) and \(r.lowerBound) differ")
-            }
+            if r.lowerBound > at { core.append(at..<r.lowerBound) }
             at = max(at, r.upperBound)
         }
-        return ContentCheck(method: method, passed: true)
+        return try SameOffset.verify(original: original, cleaned: cleaned, core: core, sameLayout: original.size == cleaned.size,
+                                     method: method, part: "packet data")
     }
 }

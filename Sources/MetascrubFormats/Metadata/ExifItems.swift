@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubNative
 
 /// Turns a parsed EXIF block into metadata items, and decides per entry what the rebuilt block keeps.
-public struct ExifItems {
+public struct ExifItems: Sendable {
     /// Item index → (directory, index of the entry in that directory); the thumbnail and the maker-note
     /// children are separate.
     public var entryOfItem: [Int: (ExifDirectory, Int)] = [:]

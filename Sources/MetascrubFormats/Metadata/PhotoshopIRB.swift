@@ -3,7 +3,7 @@ import MetascrubCore
 
 /// Photoshop image resource blocks ("8BIM" resources), as in JPEG APP13. IPTC inside resource 0x0404 is
 /// itemised per dataset; other resources are one item each.
-public struct PhotoshopIRB {
+public struct PhotoshopIRB: Sendable {
     public struct Resource: Sendable {
         public var id: UInt16
         public var offset: Int

@@ -10,14 +10,12 @@ public struct PNGFormat: FormatHandler {
     /// Decoded-pixel comparison is skipped above this (the chunk bytes are still compared).
     static let decodeLimit = 1 << 24
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<PNGLayout> {
         try PNGScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? PNGLayout else {
-            throw MetascrubError.verificationFailed(reason: "PNG cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<PNGLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         let structure = layout.structure
         var keepOrientation: Bool?
@@ -98,12 +96,7 @@ public struct PNGFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? PNGLayout, let after = cleanedScan.layout as? PNGLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: PNGLayout, cleaned: any ByteSource, _ after: PNGLayout, result: CleanResult) throws -> ContentCheck {
         if result.method == .losslessTransform {
             let orientation = before.exif?.orientation ?? 1
             return try decodedPixels(original: original, orientation: orientation, cleaned: cleaned, header: before.structure.header,
@@ -152,8 +145,9 @@ public struct PNGFormat: FormatHandler {
 
 extension PNGFormat {
     /// An orientation the policy bakes is kept where the samples cannot be re-encoded (animation, limits).
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
-        guard let layout = scan.layout as? PNGLayout, let exif = layout.exif, let item = exif.orientationItem,
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<PNGLayout>, policy: Policy) throws -> [Finding] {
+        let layout = scan.layout
+        guard let exif = layout.exif, let item = exif.orientationItem,
               findings.indices.contains(item), findings[item].disposition == .bake,
               let orientation = exif.orientation, (2...8).contains(orientation),
               let refusal = PNGOrientation.refusal(layout.structure) else { return findings }

@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubNative
 
 /// What the PNG scanner learned about each metadata chunk, kept for the cleaner.
-struct PNGLayout {
+public struct PNGLayout: Sendable {
     enum Content {
         /// The chunk stays exactly when this item is kept (text, tIME, iCCP, caBX, raw profiles, unknown chunks).
         case item(Int)
@@ -40,11 +40,10 @@ enum PNGScanner {
     /// Metadata chunks larger than this are not read into memory; they are one opaque item.
     static let parseLimit: Int64 = 64 << 20
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<PNGLayout> {
         let structure = try PNGStructure.parse(source)
         var layout = PNGLayout(structure: structure)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         var count: [String: Int] = [:]
 
         for (index, chunk) in structure.chunks.enumerated() {
@@ -52,21 +51,20 @@ enum PNGScanner {
             count[chunk.type, default: 0] += 1
             let location = "\(chunk.type)#\(count[chunk.type]!)"
             func add(_ key: String, _ category: Category, value: String? = nil, detail: String? = nil, unknown: Bool = false) -> Int {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: chunk.offset, length: chunk.totalLength,
-                                          value: options.includeValues ? value : nil, detail: detail, isUnknown: unknown))
-                return items.count - 1
+                found.add(key, category, location: location, offset: chunk.offset, length: chunk.totalLength, value: value, detail: detail,
+                          unknown: unknown)
             }
             guard chunk.isAncillary else {
                 throw MetascrubError.unsupported(format: "PNG", reason: "unknown critical chunk \(chunk.type) at offset \(chunk.offset); decoders refuse it")
             }
             guard chunk.crcMatches else {
-                notes.append(Note(.warning, code: "crc-mismatch", "\(chunk.type) chunk has a bad CRC; its contents are not trusted (decoders ignore it)",
+                found.notes.append(Note(.warning, code: "crc-mismatch", "\(chunk.type) chunk has a bad CRC; its contents are not trusted (decoders ignore it)",
                                   offset: chunk.offset))
                 layout.contents[index] = .item(add("png:chunk:\(chunk.type)", .content, detail: "\(chunk.type) chunk with a bad CRC", unknown: true))
                 continue
             }
             guard chunk.length <= parseLimit || !["tEXt", "zTXt", "iTXt", "eXIf"].contains(chunk.type) else {
-                notes.append(Note(.warning, code: "chunk-too-large", "\(chunk.type) chunk of \(chunk.length) bytes is not parsed; treated as one block",
+                found.notes.append(Note(.warning, code: "chunk-too-large", "\(chunk.type) chunk of \(chunk.length) bytes is not parsed; treated as one block",
                                   offset: chunk.offset))
                 layout.contents[index] = .item(add("png:chunk:\(chunk.type)", .content, detail: "\(chunk.length)-byte \(chunk.type) chunk", unknown: true))
                 continue
@@ -75,14 +73,14 @@ enum PNGScanner {
             case "tEXt", "zTXt", "iTXt":
                 let data = try source.read(at: chunk.dataOffset, count: Int(chunk.length))
                 guard let text = PNGText.parse(type: chunk.type, data: data) else {
-                    notes.append(Note(.warning, code: "text-malformed", "\(chunk.type) chunk does not have the fields its type requires", offset: chunk.offset))
+                    found.notes.append(Note(.warning, code: "text-malformed", "\(chunk.type) chunk does not have the fields its type requires", offset: chunk.offset))
                     layout.contents[index] = .item(add("png:chunk:\(chunk.type)", .content, detail: "malformed text chunk", unknown: true))
                     continue
                 }
                 if text.keyword == xmpKeyword {
-                    layout.contents[index] = xmp(text, chunk: chunk, location: location, options: options, items: &items, notes: &notes)
+                    layout.contents[index] = xmp(text, chunk: chunk, location: location, options: options, found: &found)
                 } else if text.keyword.hasPrefix(RawProfile.keywordPrefix) {
-                    layout.contents[index] = .item(rawProfile(text, chunk: chunk, location: location, options: options, items: &items, notes: &notes))
+                    layout.contents[index] = .item(rawProfile(text, chunk: chunk, location: location, options: options, found: &found))
                 } else {
                     let category = NameClassifier.category(of: text.keyword, otherwise: .content)
                     layout.contents[index] = .item(add("png:text:\(text.keyword)", category, value: options.includeValues ? text.value() : nil,
@@ -90,16 +88,7 @@ enum PNGScanner {
                 }
             case "eXIf":
                 let data = try source.read(at: chunk.dataOffset, count: Int(chunk.length))
-                let first = items.count
-                if let payload = ExifPayload.itemise(data, origin: chunk.dataOffset, location: location, options: options, into: &items, notes: &notes) {
-                    layout.contents[index] = .exif(payload)
-                    if layout.exif == nil {
-                        layout.exif = payload
-                        layout.exifChunk = index
-                    }
-                } else {
-                    layout.contents[index] = .item(first)
-                }
+                layout.addExifChunk(index, data, origin: chunk.dataOffset, location: location, into: &found)
             case "tIME":
                 layout.contents[index] = .item(add("png:tIME", .time, detail: "last-modification time"))
             case "iCCP":
@@ -128,68 +117,69 @@ enum PNGScanner {
             var item = try Trailer.item(key: "png:trailer", range: trailer, in: source, location: "after IEND", after: "IEND")
             // An editor that overwrote a longer file in place leaves the original's tail here (CVE-2023-21036).
             item.detail = (item.detail ?? "") + " (aCropalypse risk: may hold part of an un-cropped original)"
-            items.append(item)
-            layout.trailerItem = items.count - 1
+            found.items.append(item)
+            layout.trailerItem = found.items.count - 1
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 
     private static func xmp(
         _ text: PNGText, chunk: PNGStructure.Chunk, location: String, options: ScanOptions,
-        items: inout [MetadataItem], notes: inout [Note]
+        found: inout ItemCollector
     ) -> PNGLayout.Content {
         do {
             let packet = try text.text(limit: PNGText.packetLimit)
-            let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: chunk.dataOffset, options: options,
-                                        into: &items, notes: &notes)
+            let keys = found.xmp(packet, location: "\(location)/XMP", origin: chunk.dataOffset)
             return .xmp(packet: packet, keys: keys, keyword: text.keyword)
         } catch {
-            notes.append(Note(.warning, code: "inflate-refused", "XMP packet not inflated: \(error); treated as one block", offset: chunk.offset))
-            items.append(MetadataItem(key: "xmp:packet", category: .content, location: "\(location)/XMP", offset: chunk.offset,
+            found.notes.append(Note(.warning, code: "inflate-refused", "XMP packet not inflated: \(error); treated as one block", offset: chunk.offset))
+            found.items.append(MetadataItem(key: "xmp:packet", category: .content, location: "\(location)/XMP", offset: chunk.offset,
                                       length: chunk.totalLength, detail: "compressed XMP packet that could not be inflated", isUnknown: true))
-            return .item(items.count - 1)
+            return .item(found.items.count - 1)
         }
     }
 
     /// One atomic item for the chunk, with the decoded profile's contents listed as its children.
     private static func rawProfile(
         _ text: PNGText, chunk: PNGStructure.Chunk, location: String, options: ScanOptions,
-        items: inout [MetadataItem], notes: inout [Note]
+        found: inout ItemCollector
     ) -> Int {
         let name = String(text.keyword.dropFirst(RawProfile.keywordPrefix.count))
-        items.append(MetadataItem(key: "png:text:\(text.keyword)", category: RawProfile.category(name), location: location,
+        found.items.append(MetadataItem(key: "png:text:\(text.keyword)", category: RawProfile.category(name), location: location,
                                   offset: chunk.offset, length: chunk.totalLength, detail: "ImageMagick raw \(name) profile (hex text)"))
-        let parent = items.count - 1
+        let parent = found.items.count - 1
         let profile: [UInt8]
         do {
             guard let decoded = RawProfile.decode(try text.text(limit: PNGText.packetLimit)) else {
-                notes.append(Note(.warning, code: "raw-profile-undecoded", "raw \(name) profile is not in ImageMagick's hex layout; treated as one block",
+                found.notes.append(Note(.warning, code: "raw-profile-undecoded", "raw \(name) profile is not in ImageMagick's hex layout; treated as one block",
                                   offset: chunk.offset))
-                items[parent].isUnknown = true
+                found.items[parent].isUnknown = true
                 return parent
             }
             profile = decoded
         } catch {
-            notes.append(Note(.warning, code: "inflate-refused", "raw \(name) profile not inflated: \(error); treated as one block", offset: chunk.offset))
-            items[parent].isUnknown = true
+            found.notes.append(Note(.warning, code: "inflate-refused", "raw \(name) profile not inflated: \(error); treated as one block", offset: chunk.offset))
+            found.items[parent].isUnknown = true
             return parent
         }
-        let first = items.count
+        let first = found.items.count
         let inner = "\(location)/\(name)"
         switch name.lowercased() {
         case "exif", "app1":
-            _ = ExifPayload.itemise(profile, origin: chunk.dataOffset, location: inner, options: options, into: &items, notes: &notes)
+            _ = found.exif(profile, location: inner, origin: chunk.dataOffset)
         case "xmp":
-            _ = XMPItems.itemise(packet: profile, location: inner, origin: chunk.dataOffset, options: options, into: &items, notes: &notes)
+            _ = found.xmp(profile, location: inner, origin: chunk.dataOffset)
         case "iptc", "8bim":
-            PhotoshopItems.itemise(irbOrIPTC: profile, origin: chunk.dataOffset, location: inner, options: options, into: &items, notes: &notes)
+            found.lists { items, notes in
+                PhotoshopItems.itemise(irbOrIPTC: profile, origin: chunk.dataOffset, location: inner, options: options, into: &items, notes: &notes)
+            }
         case "icc", "icm":
-            items.append(MetadataItem(key: "icc:profile", category: .rendering, location: inner, offset: chunk.offset, length: Int64(profile.count),
+            found.items.append(MetadataItem(key: "icc:profile", category: .rendering, location: inner, offset: chunk.offset, length: Int64(profile.count),
                                       detail: "ICC profile, \(profile.count) bytes"))
         default:
-            items[parent].isUnknown = true
+            found.items[parent].isUnknown = true
         }
-        for i in first..<items.count where items[i].parent == nil { items[i].parent = parent }
+        for i in first..<found.items.count where found.items[i].parent == nil { found.items[i].parent = parent }
         return parent
     }
 }

@@ -2,16 +2,22 @@
 import MetascrubCore
 
 /// What a scanner hands to the pipeline: the items, notes, and its own parse of the file for the cleaner.
-public struct ScanResult: @unchecked Sendable {
+/// The layout is typed: only the handler that made it reads it (the pipeline sees a `FormatScan`).
+public struct ScanResult<Layout: Sendable>: Sendable {
     public var items: [MetadataItem]
     public var notes: [Note]
-    /// The handler's own description of the file (segment list, box tree); only that handler reads it.
-    public var layout: Any?
+    /// The handler's own description of the file (segment list, box tree).
+    public var layout: Layout
 
-    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Any? = nil) {
+    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Layout) {
         self.items = items
         self.notes = notes
         self.layout = layout
+    }
+
+    /// The same items and notes with another layout (a handler that hands a variant to another handler).
+    public func with<Other>(layout: Other) -> ScanResult<Other> {
+        ScanResult<Other>(items: items, notes: notes, layout: layout)
     }
 }
 
@@ -78,24 +84,31 @@ public struct ContentCheck: Sendable {
 }
 
 /// One container format: finds every metadata item and rewrites the container without the removed ones.
-/// Implementations live one per file under their format's folder and are listed in `FormatRegistry`.
+/// Implementations live one per folder and are listed in `FormatRegistry`, which boxes each one once
+/// (`AnyFormatHandler`); `docs/adding-a-format.md` says what a new one takes.
 public protocol FormatHandler: Sendable {
-    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult
-    /// Writes the cleaned file to `output`. Must copy coded image/sample data unchanged unless the result
-    /// says `.losslessTransform` or `.reencode`.
-    func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
-    /// Compares decoded or coded content of the cleaned file with the original.
-    func verifyContent(original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource,
-                       cleanedScan: ScanResult, result: CleanResult) throws -> ContentCheck
+    /// The handler's own parse of a file, handed back to it for `clean` and `verifyContent`.
+    associatedtype Layout: Sendable
+
+    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Layout>
     /// Turns the policy's decisions this handler cannot carry out for this file (an orientation that cannot be
     /// baked exactly, a HEIF's primary image) into `keep` with a reason. It must depend only on what a clean
     /// leaves unchanged (the coded image, the item itself), so that scan, clean and a second clean all decide
-    /// the same: that is what makes clean a fixed point.
-    func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding]
+    /// the same: that is what makes clean a fixed point. Most formats can do whatever the policy says (the default).
+    func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding]
+    /// Writes the cleaned file to `output`. Must copy coded image/sample data unchanged unless the result
+    /// says `.losslessTransform` or `.reencode`.
+    func clean(_ input: any ByteSource, scan: ScanResult<Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
+    /// Compares decoded or coded content of the cleaned file with the original, each described by its scan's
+    /// layout (`before` the original's, `after` the cleaned file's).
+    func verifyContent(original: any ByteSource, _ before: Layout, cleaned: any ByteSource, _ after: Layout,
+                       result: CleanResult) throws -> ContentCheck
+    /// A bake in `plan` that only a re-encode can do (`ReencodableBake`); nil (the default) when there is none.
+    func reencodableBake(input: any ByteSource, scan: ScanResult<Layout>, plan: CleanPlan) -> ReencodableBake?
 }
 
 extension FormatHandler {
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
         findings
     }
 }

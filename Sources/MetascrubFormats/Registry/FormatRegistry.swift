@@ -6,7 +6,7 @@ public struct FormatEntry: Sendable {
     public var format: MediaFormat
     public var detect: @Sendable ([UInt8]) -> Bool
     /// nil: recognised, reported as unsupported, never passed on as clean.
-    public var handler: (any FormatHandler)?
+    public var handler: AnyFormatHandler?
     public var capabilities: Capabilities
     /// Why a recognised format is not cleaned (shown in reports).
     public var unsupportedReason: String?
@@ -17,7 +17,7 @@ public struct FormatEntry: Sendable {
     ) {
         self.format = format
         self.detect = detect
-        self.handler = handler
+        self.handler = handler.map { AnyFormatHandler($0) }
         self.capabilities = capabilities
         self.unsupportedReason = unsupportedReason
     }
@@ -30,6 +30,10 @@ public enum FormatRegistry {
     static let mp4Capabilities = Capabilities([
         .xmp: .remove, .text: .remove, .embedded: .remove, .trailer: .remove, .tags: .remove, .timed: .remove,
     ])
+    /// JPEG and PNG carry every still-image family.
+    static let stillImageCapabilities = Capabilities([
+        .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove, .embedded: .remove, .trailer: .remove,
+    ])
     static let rawReason = "camera raw files need their maker notes decoded to be cleaned safely; convert to DNG/JPEG/TIFF first"
 
     public static let entries: [FormatEntry] = [
@@ -37,18 +41,12 @@ public enum FormatRegistry {
             MediaFormat(id: "jpeg", name: "JPEG", kind: .image),
             detect: { Magic.starts($0, [0xFF, 0xD8, 0xFF]) },
             handler: JPEGFormat(),
-            capabilities: Capabilities([
-                .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove,
-                .embedded: .remove, .trailer: .remove,
-            ])),
+            capabilities: stillImageCapabilities),
         FormatEntry(
             MediaFormat(id: "png", name: "PNG", kind: .image),
             detect: { Magic.starts($0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) },
             handler: PNGFormat(),
-            capabilities: Capabilities([
-                .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove,
-                .embedded: .remove, .trailer: .remove,
-            ])),
+            capabilities: stillImageCapabilities),
         FormatEntry(
             MediaFormat(id: "webp", name: "WebP", kind: .image),
             detect: { Magic.isRIFF($0, form: "WEBP") },
@@ -178,7 +176,7 @@ public enum FormatRegistry {
     ]
 
     /// The first row whose magic matches the file's first bytes.
-    public static func detect(_ head: [UInt8]) -> FormatEntry? {
-        entries.first { $0.detect(head) }
+    public static func detect(_ head: [UInt8], in table: [FormatEntry] = entries) -> FormatEntry? {
+        table.first { $0.detect(head) }
     }
 }

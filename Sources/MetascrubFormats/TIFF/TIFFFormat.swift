@@ -7,14 +7,12 @@ import MetascrubCore
 public struct TIFFFormat: FormatHandler {
     public init() {}
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<TIFFLayout> {
         try TIFFScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? TIFFLayout else {
-            throw MetascrubError.verificationFailed(reason: "TIFF cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<TIFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         var writer = TIFFWriter(layout: layout, source: input, plan: plan, keepOrientation: nil)
         let out = try writer.build()
@@ -23,12 +21,7 @@ public struct TIFFFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? TIFFLayout, let after = cleanedScan.layout as? TIFFLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: TIFFLayout, cleaned: any ByteSource, _ after: TIFFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "strips/tiles byte-identical and structural tags unchanged, image by image"
         let left = try images(before, original), right = try images(after, cleaned)
         // Every page must survive in order; reduced images and SubIFDs may have been removed.
@@ -86,8 +79,9 @@ public struct TIFFFormat: FormatHandler {
 
 extension TIFFFormat {
     /// An orientation the policy bakes is kept: turning strips or tiles means decoding and re-encoding them.
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
-        guard let layout = scan.layout as? TIFFLayout, let item = layout.orientationItem, findings.indices.contains(item),
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<TIFFLayout>, policy: Policy) throws -> [Finding] {
+        let layout = scan.layout
+        guard let item = layout.orientationItem, findings.indices.contains(item),
               findings[item].disposition == .bake, let orientation = layout.orientation, (2...8).contains(orientation) else { return findings }
         var settled = findings
         settled.keep(item, because: "rotating TIFF strips or tiles would mean decoding and re-encoding them")

@@ -4,7 +4,7 @@ import MetascrubNative
 
 /// What the TIFF scanner learned: every IFD (image pages, thumbnails, EXIF/GPS/Interop and SubIFDs) as a node,
 /// and for every entry what decides whether it is written again.
-struct TIFFLayout {
+public struct TIFFLayout: Sendable {
     enum Role: Equatable {
         /// A full-resolution image in the main chain (IFD0, later pages): always kept.
         case page
@@ -96,10 +96,8 @@ enum TIFFScanner {
 
     struct Scanner {
         let source: any ByteSource
-        let options: ScanOptions
+        var found: ItemCollector
         var layout: TIFFLayout
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
         var visited = Set<Int64>()
 
         var structure: TIFFStructure { layout.structure }
@@ -109,7 +107,7 @@ enum TIFFScanner {
             var index = 0
             while offset != 0 {
                 let path = "IFD\(index)"
-                let ifd = try structure.readIFD(source, at: offset, path: path, visited: &visited, notes: &notes)
+                let ifd = try structure.readIFD(source, at: offset, path: path, visited: &visited, notes: &found.notes)
                 if index == 0, ifd.entry(TIFFScanner.dngVersionTag) != nil {
                     throw MetascrubError.unsupported(format: "DNG", reason: TIFFScanner.rawReason)
                 }
@@ -118,9 +116,9 @@ enum TIFFScanner {
                 let reduced = index > 0 && (subfile & 1 == 1 || oldSubfile == 2)
                 var atomic: Int?
                 if reduced {
-                    items.append(MetadataItem(key: "tiff:\(path)", category: .embedded, location: path, offset: ifd.offset,
+                    found.items.append(MetadataItem(key: "tiff:\(path)", category: .embedded, location: path, offset: ifd.offset,
                                               detail: "reduced-resolution image (thumbnail or preview) in \(path)"))
-                    atomic = items.count - 1
+                    atomic = found.items.count - 1
                 }
                 let node = try addImageNode(ifd, role: reduced ? .reduced : .page, path: path, atomicItem: atomic, isFirst: index == 0)
                 layout.chain.append(node)
@@ -144,7 +142,7 @@ enum TIFFScanner {
             let node = addNode(ifd, role: role, path: path, atomicItem: atomicItem)
             let dataRanges = try dataBlocks(ifd, path: path)
             var fates: [TIFFLayout.Fate] = []
-            let first = items.count
+            let first = found.items.count
             for entry in ifd.entries {
                 let location = "\(path)/\(String(format4hex: entry.tag))"
                 if let ranges = dataRanges[entry.tag] {
@@ -155,8 +153,8 @@ enum TIFFScanner {
                     let value = try structure.integers(source, entry)?.first.map(Int.init)
                     layout.orientation = value
                     add("exif:Orientation", .rendering, entry, location: location, value: value.map(String.init))
-                    layout.orientationItem = items.count - 1
-                    fates.append(.orientation(items.count - 1))
+                    layout.orientationItem = found.items.count - 1
+                    fates.append(.orientation(found.items.count - 1))
                 } else if TIFFScanner.structuralTags.contains(entry.tag) || entry.tag == TIFFScanner.orientationTag {
                     fates.append(.structural)
                 } else {
@@ -164,7 +162,7 @@ enum TIFFScanner {
                 }
             }
             if let atomicItem {
-                for i in first..<items.count where items[i].parent == nil { items[i].parent = atomicItem }
+                for i in first..<found.items.count where found.items[i].parent == nil { found.items[i].parent = atomicItem }
             }
             layout.nodes[node].fates = fates
             return node
@@ -195,8 +193,8 @@ enum TIFFScanner {
 
         mutating func add(_ key: String, _ category: Category, _ entry: TIFFStructure.Entry, location: String, value: String? = nil,
                           detail: String? = nil, unknown: Bool = false) {
-            items.append(MetadataItem(key: key, category: category, location: location, offset: entry.valueOffset, length: entry.byteCount,
-                                      value: options.includeValues ? value : nil, detail: detail, isUnknown: unknown))
+            found.add(key, category, location: location, offset: entry.valueOffset, length: entry.byteCount, value: value, detail: detail,
+                      unknown: unknown)
         }
 
         /// The fate of a non-structural entry of an image IFD.
@@ -211,37 +209,38 @@ enum TIFFScanner {
                 var children: [Int] = []
                 for (k, offset) in (try structure.integers(source, entry) ?? []).enumerated() {
                     let subPath = "\(path)/SubIFD\(k)"
-                    let ifd = try structure.readIFD(source, at: Int64(offset), path: subPath, visited: &visited, notes: &notes)
-                    items.append(MetadataItem(key: "tiff:SubIFD", category: .embedded, location: subPath, offset: ifd.offset,
+                    let ifd = try structure.readIFD(source, at: Int64(offset), path: subPath, visited: &visited, notes: &found.notes)
+                    found.items.append(MetadataItem(key: "tiff:SubIFD", category: .embedded, location: subPath, offset: ifd.offset,
                                               detail: "image in SubIFD \(k) (preview or alternative rendition)"))
-                    children.append(try addImageNode(ifd, role: .subIFD, path: subPath, atomicItem: items.count - 1, isFirst: false))
+                    children.append(try addImageNode(ifd, role: .subIFD, path: subPath, atomicItem: found.items.count - 1, isFirst: false))
                 }
                 return .pointer(children)
             case TIFFScanner.xmpTag where !tooLarge:
                 let packet = try structure.bytes(source, entry)
-                let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: entry.valueOffset, options: options,
-                                            into: &items, notes: &notes)
+                let keys = found.xmp(packet, location: "\(location)/XMP", origin: entry.valueOffset)
                 return .xmp(packet: packet, keys: keys)
             case TIFFScanner.iptcTag where !tooLarge:
                 let data = try structure.bytes(source, entry)
                 if let parsed = try? IPTC.parse(data, origin: entry.valueOffset, path: "\(location)/IPTC"), parsed.restAt == nil {
                     let map = IPTC.itemise(parsed.datasets, bytes: data, location: "\(location)/IPTC", origin: entry.valueOffset,
-                                           options: options, into: &items)
+                                           options: found.options, into: &found.items)
                     return .iptc(datasets: parsed.datasets, map: map)
                 }
                 add("iptc:block", .content, entry, location: location, detail: "IPTC-IIM block that does not parse", unknown: true)
-                return .item(items.count - 1)
+                return .item(found.items.count - 1)
             case TIFFScanner.photoshopTag where !tooLarge:
                 add("photoshop:resources", .content, entry, location: location, detail: "Photoshop image resources, \(entry.byteCount) bytes")
-                let parent = items.count - 1
-                let first = items.count
-                PhotoshopItems.itemise(irbOrIPTC: try structure.bytes(source, entry), origin: entry.valueOffset, location: location,
-                                       options: options, into: &items, notes: &notes)
-                for i in first..<items.count where items[i].parent == nil { items[i].parent = parent }
+                let parent = found.items.count - 1
+                let first = found.items.count
+                let irb = try structure.bytes(source, entry), options = found.options
+                found.lists { items, notes in
+                    PhotoshopItems.itemise(irbOrIPTC: irb, origin: entry.valueOffset, location: location, options: options, into: &items, notes: &notes)
+                }
+                for i in first..<found.items.count where found.items[i].parent == nil { found.items[i].parent = parent }
                 return .item(parent)
             case TIFFScanner.iccTag:
                 add("icc:profile", .rendering, entry, location: location, detail: "ICC profile, \(entry.byteCount) bytes")
-                return .item(items.count - 1)
+                return .item(found.items.count - 1)
             default:
                 if let (key, category) = TIFFScanner.otherTags[entry.tag] {
                     add(key, category, entry, location: location)
@@ -252,7 +251,7 @@ enum TIFFScanner {
                     add("tiff:\(String(format4hex: entry.tag))", .content, entry, location: location,
                         detail: "unknown tag, \(entry.byteCount) bytes", unknown: true)
                 }
-                return .item(items.count - 1)
+                return .item(found.items.count - 1)
             }
         }
 
@@ -261,7 +260,7 @@ enum TIFFScanner {
         mutating func pointer(to offsets: [UInt64], role: TIFFLayout.Role, path: String, entry: TIFFStructure.Entry) -> TIFFLayout.Fate {
             guard let offset = offsets.first else { return .drop }
             do {
-                let ifd = try structure.readIFD(source, at: Int64(offset), path: path, visited: &visited, notes: &notes)
+                let ifd = try structure.readIFD(source, at: Int64(offset), path: path, visited: &visited, notes: &found.notes)
                 let node = addNode(ifd, role: role, path: path, atomicItem: nil)
                 var fates: [TIFFLayout.Fate] = []
                 for sub in ifd.entries {
@@ -277,28 +276,28 @@ enum TIFFScanner {
                     add("exif:\(name)", category, sub, location: "\(path)/\(String(format4hex: sub.tag))",
                         value: (try? renderedValue(sub)) ?? nil,
                         detail: sub.tag == ExifBlock.makerNote ? "maker note, \(sub.byteCount) bytes" : nil, unknown: known == nil)
-                    fates.append(.item(items.count - 1))
+                    fates.append(.item(found.items.count - 1))
                 }
                 layout.nodes[node].fates = fates
                 return .pointer([node])
             } catch {
-                notes.append(Note(.warning, code: "tiff-subifd-unreadable", "\(path) cannot be read and is dropped (\((error as? MetascrubError)?.code ?? "error"))",
+                found.notes.append(Note(.warning, code: "tiff-subifd-unreadable", "\(path) cannot be read and is dropped (\((error as? MetascrubError)?.code ?? "error"))",
                                   offset: entry.valueOffset))
                 return .drop
             }
         }
 
         func renderedValue(_ entry: TIFFStructure.Entry) throws -> String? {
-            guard options.includeValues, entry.byteCount <= 4096 else { return nil }
+            guard found.options.includeValues, entry.byteCount <= 4096 else { return nil }
             let value = try structure.bytes(source, entry)
             return ExifValue.render(ExifEntry(tag: entry.tag, type: entry.type, count: UInt32(clamping: entry.count), value: value, valueOffset: 0),
                                     order: structure.order)
         }
     }
 
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult {
-        var scanner = Scanner(source: source, options: options, layout: TIFFLayout(structure: try TIFFStructure.header(source)))
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<TIFFLayout> {
+        var scanner = Scanner(source: source, found: ItemCollector(options), layout: TIFFLayout(structure: try TIFFStructure.header(source)))
         try scanner.run()
-        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+        return scanner.found.result(scanner.layout)
     }
 }

@@ -2,7 +2,7 @@
 import MetascrubCore
 
 /// What the WebP scanner learned about each metadata chunk, kept for the cleaner.
-struct WebPLayout {
+public struct WebPLayout: Sendable {
     enum Content {
         /// The chunk stays exactly when this item is kept (ICCP, unknown chunks, unparsed EXIF).
         case item(Int)
@@ -32,39 +32,26 @@ public struct WebPFormat: FormatHandler {
         static let xmp: UInt8 = 0x04
     }
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<WebPLayout> {
         let structure = try WebPStructure.parse(input)
         var layout = WebPLayout(structure: structure)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
+        var found = ItemCollector(options)
         var count: [String: Int] = [:]
-        for (index, chunk) in structure.chunks.enumerated() where !Self.imageChunks.contains(chunk.fourCC) {
-            count[chunk.fourCC, default: 0] += 1
-            let name = chunk.fourCC.trimmingSuffixSpaces
-            let location = "\(name)#\(count[chunk.fourCC]!)"
+        for (index, chunk) in structure.chunks.enumerated() where !Self.imageChunks.contains(chunk.id) {
+            count[chunk.id, default: 0] += 1
+            let name = chunk.id.trimmingSuffixSpaces
+            let location = "\(name)#\(count[chunk.id]!)"
             func add(_ key: String, _ category: Category, detail: String, unknown: Bool = false) -> Int {
-                items.append(MetadataItem(key: key, category: category, location: location, offset: chunk.offset,
-                                          length: chunk.size + 8, detail: detail, isUnknown: unknown))
-                return items.count - 1
+                found.add(key, category, location: location, offset: chunk.offset, length: chunk.size + 8, detail: detail, unknown: unknown)
             }
             let parseable = chunk.size <= Self.parseLimit
-            switch chunk.fourCC {
+            switch chunk.id {
             case "EXIF" where parseable:
                 let data = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                let first = items.count
-                if let payload = ExifPayload.itemise(data, origin: chunk.payloadOffset, location: location, options: options, into: &items, notes: &notes) {
-                    layout.contents[index] = .exif(payload)
-                    if layout.exif == nil {
-                        layout.exif = payload
-                        layout.exifChunk = index
-                    }
-                } else {
-                    layout.contents[index] = .item(first)
-                }
+                layout.addExifChunk(index, data, origin: chunk.payloadOffset, location: location, into: &found)
             case "XMP " where parseable:
                 let packet = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: chunk.payloadOffset, options: options,
-                                            into: &items, notes: &notes)
+                let keys = found.xmp(packet, location: "\(location)/XMP", origin: chunk.payloadOffset)
                 layout.contents[index] = .xmp(packet: packet, keys: keys)
             case "ICCP":
                 layout.contents[index] = .item(add("icc:profile", .rendering, detail: "ICC profile (ICCP), \(chunk.size) bytes"))
@@ -74,16 +61,13 @@ public struct WebPFormat: FormatHandler {
             }
         }
         if let trailer = structure.trailer {
-            items.append(try Trailer.item(key: "webp:trailer", range: trailer, in: input, location: "after RIFF form", after: "the RIFF form"))
-            layout.trailerItem = items.count - 1
+            layout.trailerItem = try found.trailer("webp:trailer", trailer, in: input, location: "after RIFF form", after: "the RIFF form")
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        guard let layout = scan.layout as? WebPLayout else {
-            throw MetascrubError.verificationFailed(reason: "WebP cleaner was given another format's scan")
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<WebPLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var result = CleanResult(method: .remux)
         // First what each chunk becomes, then the VP8X flags that match, then the bytes.
         enum Written { case chunk(WebPStructure.Chunk), bytes([UInt8]) }
@@ -97,7 +81,7 @@ public struct WebPFormat: FormatHandler {
             case .item(let item)?:
                 guard plan.keeps(item) else { continue }
                 written.append(.chunk(chunk))
-                present.insert(chunk.fourCC)
+                present.insert(chunk.id)
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
                 written.append(rebuilt == packet ? .chunk(chunk) : .bytes(Self.chunk("XMP ", rebuilt)))
@@ -115,7 +99,7 @@ public struct WebPFormat: FormatHandler {
         var body = OutputPlan()
         for piece in written {
             switch piece {
-            case .chunk(let chunk) where chunk.fourCC == "VP8X" && chunk.size >= 10:
+            case .chunk(let chunk) where chunk.id == "VP8X" && chunk.size >= 10:
                 var payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
                 payload[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
                 if present.contains("ICCP") { payload[0] |= Flag.icc }
@@ -143,27 +127,22 @@ public struct WebPFormat: FormatHandler {
         return result
     }
 
-    static func chunk(_ fourCC: String, _ payload: [UInt8]) -> [UInt8] {
-        Array(fourCC.utf8) + ByteOrder.little.bytes(UInt32(payload.count)) + payload + (payload.count & 1 == 1 ? [0] : [])
+    static func chunk(_ id: String, _ payload: [UInt8]) -> [UInt8] {
+        Array(id.utf8) + ByteOrder.little.bytes(UInt32(payload.count)) + payload + (payload.count & 1 == 1 ? [0] : [])
     }
 
-    public func verifyContent(
-        original: any ByteSource, originalScan: ScanResult, cleaned: any ByteSource, cleanedScan: ScanResult, result: CleanResult
-    ) throws -> ContentCheck {
-        guard let before = originalScan.layout as? WebPLayout, let after = cleanedScan.layout as? WebPLayout else {
-            return ContentCheck(method: "none", passed: false, detail: "missing layout")
-        }
+    public func verifyContent(original: any ByteSource, _ before: WebPLayout, cleaned: any ByteSource, _ after: WebPLayout, result: CleanResult) throws -> ContentCheck {
         let method = "VP8/VP8L/ALPH/ANIM/ANMF payloads and the VP8X canvas byte-identical"
         func image(_ layout: WebPLayout) -> [WebPStructure.Chunk] {
             layout.structure.chunks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.chunks[$0] }
         }
         let left = image(before), right = image(after)
-        guard left.map(\.fourCC) == right.map(\.fourCC) else {
+        guard left.map(\.id) == right.map(\.id) else {
             return ContentCheck(method: method, passed: false, detail: "image chunk sequence changed")
         }
         for (x, y) in zip(left, right) {
             // VP8X: everything but the metadata flags must match (alpha, animation, canvas size).
-            let skip: Int64 = x.fourCC == "VP8X" ? 1 : 0
+            let skip: Int64 = x.id == "VP8X" ? 1 : 0
             if skip == 1 {
                 let a = try original.read(at: x.payloadOffset, count: 1)[0], b = try cleaned.read(at: y.payloadOffset, count: 1)[0]
                 let mask = ~(Flag.icc | Flag.exif | Flag.xmp)
@@ -171,7 +150,7 @@ public struct WebPFormat: FormatHandler {
             }
             guard x.size == y.size,
                   try ByteComparison.equal(original, x.payloadOffset + skip..<x.payload.upperBound, cleaned, y.payloadOffset + skip..<y.payload.upperBound) else {
-                return ContentCheck(method: method, passed: false, detail: "\(x.fourCC) chunk at \(x.offset) differs")
+                return ContentCheck(method: method, passed: false, detail: "\(x.id) chunk at \(x.offset) differs")
             }
         }
         return ContentCheck(method: method, passed: true)
@@ -189,12 +168,13 @@ extension String {
 
 extension WebPFormat {
     /// An orientation the policy bakes is kept: turning VP8/VP8L data means re-encoding it.
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult, policy: Policy) throws -> [Finding] {
-        guard let layout = scan.layout as? WebPLayout, let exif = layout.exif, let item = exif.orientationItem,
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<WebPLayout>, policy: Policy) throws -> [Finding] {
+        let layout = scan.layout
+        guard let exif = layout.exif, let item = exif.orientationItem,
               findings.indices.contains(item), findings[item].disposition == .bake,
               let orientation = exif.orientation, (2...8).contains(orientation) else { return findings }
         var settled = findings
-        let lossless = layout.structure.chunks.contains { $0.fourCC == "VP8L" }
+        let lossless = layout.structure.chunks.contains { $0.id == "VP8L" }
         // With re-encoding allowed a still image keeps its bake: the cleaner re-encodes it (`reencodableBake`).
         if policy.allowReencode, Self.isStill(layout) { return settled }
         settled.keep(item, because: lossless
@@ -203,18 +183,19 @@ extension WebPFormat {
         return settled
     }
 
-    /// An orientation to bake by re-encoding (`reencode: true`): its value, the scan item, whether the image is
-    /// lossless, and why no lossless path exists. nil for animations and when nothing is to be baked.
-    public func reencodableBake(scan: ScanResult, plan: CleanPlan) -> (orientation: Int, item: Int, lossless: Bool, reason: String)? {
-        guard let layout = scan.layout as? WebPLayout, let exif = layout.exif, let item = exif.orientationItem,
+    /// An orientation to bake by re-encoding (`reencode: true`) in a still image; animations keep the tag.
+    public func reencodableBake(input: any ByteSource, scan: ScanResult<WebPLayout>, plan: CleanPlan) -> ReencodableBake? {
+        let layout = scan.layout
+        guard let exif = layout.exif, let item = exif.orientationItem,
               plan.findings.indices.contains(item), plan.disposition(item) == .bake,
               let orientation = exif.orientation, (2...8).contains(orientation), Self.isStill(layout) else { return nil }
-        let lossless = layout.structure.chunks.contains { $0.fourCC == "VP8L" }
-        return (orientation, item, lossless, lossless ? "WebP has no lossless rotation of VP8L data; re-encoded losslessly"
-                                                      : "WebP has no lossless rotation of lossy VP8 data")
+        let lossless = layout.structure.chunks.contains { $0.id == "VP8L" }
+        return ReencodableBake(coding: .webp(lossless: lossless), orientation: orientation, item: item,
+                               reason: lossless ? "WebP has no lossless rotation of VP8L data; re-encoded losslessly"
+                                                : "WebP has no lossless rotation of lossy VP8 data")
     }
 
     static func isStill(_ layout: WebPLayout) -> Bool {
-        !layout.structure.chunks.contains { $0.fourCC == "ANIM" || $0.fourCC == "ANMF" }
+        !layout.structure.chunks.contains { $0.id == "ANIM" || $0.id == "ANMF" }
     }
 }

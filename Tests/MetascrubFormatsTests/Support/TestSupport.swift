@@ -46,10 +46,26 @@ enum Tool {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        // env says 127 when the command is not installed: an oracle that cannot run must fail the test, or a
+        // missing exiftool would read as "no residual metadata" and a missing ImageMagick as "same pixels".
+        if process.terminationStatus == 127 {
+            XCTFail("\(argv.first ?? "?") is not installed; the test cannot check anything without it (scripts/install-deps)")
+        }
         return (process.terminationStatus, data, String(decoding: errData, as: UTF8.self))
     }
 
     static func available(_ name: String) -> Bool { run(["which", name]).status == 0 }
+
+    struct Missing: Error { var names: [String] }
+
+    /// Fails (not skips) the test when one of its oracles is missing.
+    static func require(_ names: String..., file: StaticString = #filePath, line: UInt = #line) throws {
+        let missing = names.filter { !available($0) }
+        guard missing.isEmpty else {
+            XCTFail("missing oracle(s) \(missing.joined(separator: ", ")); scripts/install-deps installs them", file: file, line: line)
+            throw Missing(names: missing)
+        }
+    }
 }
 
 /// What an independent reader still sees in a file.

@@ -3,7 +3,8 @@ import MetascrubCore
 
 /// The chunk list of an EA-IFF-85 style file: RIFF/RF64 (little-endian, WAV) or FORM (big-endian, AIFF/AIFC).
 /// Sizes are checked against the form size and the real file size; RF64's 64-bit sizes come from its ds64
-/// chunk (EBU Tech 3306). (WebP keeps its own RIFF reader because it checks image-specific rules.)
+/// chunk (EBU Tech 3306). The one chunk walker for WAV/RF64, AIFF and WebP (AVI's nested lists and AVIX
+/// forms have their own).
 struct IFFForm {
     static let maxChunks = 1 << 16
 
@@ -18,6 +19,8 @@ struct IFFForm {
         var payloadOffset: Int64 { offset + 8 }
         var payload: Range<Int64> { payloadOffset..<payloadOffset + size }
         var paddedEnd: Int64 { offset + 8 + size + (size & 1) }
+        /// Header, payload and the pad byte of an odd-sized payload.
+        var range: Range<Int64> { offset..<paddedEnd }
     }
 
     var kind: Kind
@@ -35,7 +38,7 @@ struct IFFForm {
         return v > UInt64(Int64.max) ? Int64.max : Int64(v)
     }
 
-    static func parse(_ source: any ByteSource, format: String, forms: Set<String>) throws -> IFFForm {
+    static func parse(_ source: any ByteSource, format: String, forms: Set<String>, kinds: Set<Kind> = [.riff, .rf64, .form]) throws -> IFFForm {
         let head = try source.read(at: 0, count: 12, format: format, path: "form header")
         let magic = String(decoding: head[0..<4], as: UTF8.self)
         let kind: Kind
@@ -44,6 +47,9 @@ struct IFFForm {
         case "RF64", "BW64": kind = .rf64
         case "FORM": kind = .form
         default: throw MetascrubError.malformed(format: format, path: "form header", offset: 0, reason: "not a RIFF/RF64/FORM file")
+        }
+        guard kinds.contains(kind) else {
+            throw MetascrubError.malformed(format: format, path: "form header", offset: 0, reason: "not a \(format) file (\(magic) form)")
         }
         let formType = String(decoding: head[8..<12], as: UTF8.self)
         guard forms.contains(formType) else {
