@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubFormats
 import MetascrubNative
 
-/// Cleans a file by converting it (HEIC/HEIF/AVIF → JPEG/PNG): decode the displayed image, encode it with only
+/// Cleans a file by converting it (HEIC/HEIF/AVIF, JPEG XL → JPEG/PNG): decode the displayed image, encode it with only
 /// what the policy keeps, then prove the result before anything is written: it parses, a re-scan finds nothing
 /// the policy removes, and its decoded pixels are within the policy's PSNR of the source's displayed render.
 ///
@@ -53,7 +53,7 @@ struct ImageConverter {
         try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: createFolders, write: { sink in
             try sink.write(encoded)
         }, check: { temp in
-            let written = try options.fileSystem.openForReading(temp)
+            let written = try options.fileSystem.openOwnTemporary(temp)
             guard written.size == Int64(encoded.count), try written.readAll() == encoded else {
                 throw MetascrubError.verificationFailed(reason: "the converted file on disk differs from what was verified")
             }

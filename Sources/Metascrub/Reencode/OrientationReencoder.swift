@@ -63,7 +63,7 @@ struct OrientationReencoder {
         try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: createFolders, write: { sink in
             try sink.write(chosen.bytes)
         }, check: { temp in
-            let written = try options.fileSystem.openForReading(temp)
+            let written = try options.fileSystem.openOwnTemporary(temp)
             guard written.size == Int64(chosen.bytes.count), try written.readAll() == chosen.bytes else {
                 throw MetascrubError.verificationFailed(reason: "the re-encoded file on disk differs from what was verified")
             }
