@@ -32,7 +32,7 @@ struct ItemCollector {
         detail: String? = nil, unknown: Bool = false, parent: Int? = nil
     ) -> Int {
         add(key, category, location: location, offset: range.lowerBound, length: Int64(range.count), value: value(),
-                detail: detail, unknown: unknown, parent: parent)
+            detail: detail, unknown: unknown, parent: parent)
     }
 
     /// The item standing for bytes after the container's end (`gif:trailer`, `avi:trailer`); returns its index.
