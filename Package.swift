@@ -47,11 +47,15 @@ let package = Package(
         // libjxl's decoder through dlopen (headers from libjxl-dev; see the header for why it is not linked).
         .target(name: "CJXLLoader"),
 
+        // FFmpeg through dlopen on first use (never linked: it costs ~40 ms per process start). FFmpeg's
+        // headers give the types; a plain C API faces Swift.
+        .target(name: "CAVBridge"),
+
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
         .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
-        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform"]),
+        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge"]),
 
         // The pipeline: walk, detect, scan, decide, clean, verify, write atomically, report; and the workflows
         // around it (Workflow/: folders, config, progress, stdin/stdout; Git/: staged files and the hook).

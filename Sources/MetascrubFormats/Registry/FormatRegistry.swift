@@ -169,11 +169,20 @@ public enum FormatRegistry {
             },
             handler: MP3Format(),
             capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
+        // Last among the media rows: only what no native handler claims.
+        FormatEntry(
+            MediaFormat(id: "avformat", name: "libavformat (FLV, MPEG-PS, MXF, CAF, NUT, WavPack, …)", kind: .video),
+            detect: { AVContainers.detect($0) },
+            handler: AVFormat(),
+            capabilities: Capabilities([.tags: .remove, .text: .remove, .embedded: .remove, .timed: .remove])),
         FormatEntry(
             MediaFormat(id: "bmp", name: "BMP", kind: .image),
             detect: { Magic.ascii($0, "BM") && $0.count >= 26 && $0[6] == 0 && $0[7] == 0 && $0[8] == 0 && $0[9] == 0 },
             unsupportedReason: notYet),
     ]
+
+    /// Which containers the libavformat row cleans and which stay with the native handlers.
+    public static var generalPathSummary: String { AVContainers.summary }
 
     /// The first row whose magic matches the file's first bytes.
     public static func detect(_ head: [UInt8], in table: [FormatEntry] = entries) -> FormatEntry? {
