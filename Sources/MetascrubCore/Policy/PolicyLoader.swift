@@ -5,6 +5,7 @@ import Yams
 public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
         "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
+        "convert", "min-psnr",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -57,6 +58,21 @@ public enum PolicyLoader {
         if let (_, node) = fields["reencode"] {
             guard let value = node.bool else { throw fail(node, "reencode", "must be true or false") }
             policy.allowReencode = value
+        }
+        if let (_, node) = fields["convert"] {
+            guard let text = node.string, text == "none" || ConversionTarget(rawValue: text) != nil else {
+                throw fail(node, "convert", "must be none, \(ConversionTarget.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            policy.convert = ConversionTarget(rawValue: text)
+            if policy.convert != nil, !policy.allowReencode {
+                throw fail(node, "convert", "converting re-encodes the image: it needs `reencode: true` in the same policy")
+            }
+        }
+        if let (_, node) = fields["min-psnr"] {
+            guard let value = node.float ?? node.int.map(Double.init), value.isFinite, value > 0, value <= 100 else {
+                throw fail(node, "min-psnr", "must be a number of decibels between 0 and 100, e.g. 40")
+            }
+            policy.minimumPSNR = value
         }
         if let (_, node) = fields["categories"] {
             guard let map = node.mapping else { throw fail(node, "categories", "must map category names to keep, remove or fail") }
