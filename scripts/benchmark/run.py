@@ -426,7 +426,7 @@ def render(load_before, load_after, started, data_bytes):
            "(above 1: metascrub is faster). Extrapolated rows are marked.", "",
            "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-    md += ["", "## Targets (issue 9)", "", "| target | result | measured |", "|---|---|---|"]
+    md += ["", "## Targets (issues 9, 14, 19)", "", "| target | result | measured |", "|---|---|---|"]
     md += ["| %s | %s | %s |" % t for t in targets()]
     findings = os.path.join(HERE, "findings.md")
     if os.path.exists(findings):
