@@ -89,8 +89,11 @@ public enum Zlib {
 
     /// CRC-32 (ISO 3309, as PNG chunks use it), continuing from `crc` (0 to start).
     public static func crc32(_ bytes: [UInt8], continuing crc: UInt32 = 0) -> UInt32 {
-        bytes.withUnsafeBufferPointer { buffer in
-            UInt32(CZlib.crc32(uLong(crc), buffer.baseAddress, uInt(buffer.count)))
-        }
+        bytes.withUnsafeBytes { crc32($0, continuing: crc) }
+    }
+
+    /// CRC-32 over bytes lent without a copy (a chunk of a file held in memory).
+    public static func crc32(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        UInt32(CZlib.crc32(uLong(crc), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt(bytes.count)))
     }
 }

@@ -122,7 +122,7 @@ struct PNGStructure {
         var done: Int64 = 0
         while done < length {
             let n = Int(min(length - done, 1 << 20))
-            crc = Zlib.crc32(try source.read(at: offset + done, count: n), continuing: crc)
+            crc = try source.withBytes(at: offset + done, count: n) { Zlib.crc32($0, continuing: crc) }
             done += Int64(n)
         }
         let stored = try source.read(at: offset + length, count: 4)
