@@ -19,6 +19,13 @@ public struct Policy: Sendable, Equatable {
         case drop
     }
 
+    /// What to do with a damaged file whose metadata can still all be located (cut inside or after the coded
+    /// data): clean it and copy the damaged remainder unchanged, or refuse it as unreadable.
+    public enum DamagedMode: String, Sendable, Codable, CaseIterable {
+        case clean
+        case refuse
+    }
+
     public static let schemaVersion = 1
 
     public var name: String
@@ -29,6 +36,7 @@ public struct Policy: Sendable, Equatable {
     public var fallback: Disposition
     public var orientation: OrientationMode
     public var allowReencode: Bool
+    public var damaged: DamagedMode = .clean
     /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
     public var digest: String
 

@@ -4,7 +4,7 @@ import Yams
 /// Reads a policy from YAML, validating every key and value with errors that name file, line and key.
 public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
-        "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
+        "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode", "damaged",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -57,6 +57,12 @@ public enum PolicyLoader {
         if let (_, node) = fields["reencode"] {
             guard let value = node.bool else { throw fail(node, "reencode", "must be true or false") }
             policy.allowReencode = value
+        }
+        if let (_, node) = fields["damaged"] {
+            guard let text = node.string, let mode = Policy.DamagedMode(rawValue: text) else {
+                throw fail(node, "damaged", "must be one of \(Policy.DamagedMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            policy.damaged = mode
         }
         if let (_, node) = fields["categories"] {
             guard let map = node.mapping else { throw fail(node, "categories", "must map category names to keep, remove or fail") }
