@@ -35,10 +35,14 @@ struct MP4Cleaner {
             throw MetascrubError.unsupported(format: format, reason: "track \(track.id) keeps its samples in another file; nothing was written")
         }
         try checkFragments()
-        // A damaged track's sample sizes are unknown: its samples cannot be cut out of the data they sit in.
-        for track in layout.tracks where removedTracks.contains(track.id) && track.samples.damage != nil {
-            if let chunk = track.samples.chunks.first(where: { $0.offset < source.size }) {
-                throw MetascrubError.unsupported(format: format, reason: "track \(track.id) is to be removed but its damaged sample table does not say where its samples at \(chunk.offset) end; nothing was written")
+        // A damaged track whose sample sizes are unknown cannot have its samples located with certainty, so they cannot be cut out of the sample
+        // data; removing such a track is only safe when the file holds no sample data at all.
+        let sampleData = layout.top.filter { $0.type == "mdat" }.reduce(Int64(0)) { $0 + $1.payloadSize }
+        for track in layout.tracks where removedTracks.contains(track.id) && sampleData > 0 {
+            if let damage = track.samples.damage, !track.samples.sizesKnown {
+                throw MetascrubError.malformed(format: format, path: track.chunkOffsetBox?.path ?? track.node.box.path,
+                                               offset: damage.offset ?? track.node.box.offset,
+                                               reason: "track \(track.id) is to be removed but its damaged sample table cannot say where its samples lie in the \(sampleData) bytes of sample data; nothing was written")
             }
         }
 

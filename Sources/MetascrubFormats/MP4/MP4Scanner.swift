@@ -117,6 +117,12 @@ struct MP4Scanner {
         }
     }
 
+    /// Where the sample data a cut or trimmed file ends in starts: the payload of its last box, when that is `mdat`.
+    var cutSampleData: Int64? {
+        guard let last = layout.top.last, last.type == "mdat" else { return nil }
+        return last.payloadOffset
+    }
+
     mutating func scanPadding(_ box: Box) throws {
         guard box.payloadSize > 0 else { return }
         if box.payloadSize <= Self.paddingCheckLimit {
@@ -285,10 +291,15 @@ struct MP4Scanner {
         }
         let table = try SampleTable.parse(stco: stbl?.child("stco")?.box, co64: stbl?.child("co64")?.box, stsc: stbl?.child("stsc")?.box,
                                           stsz: stbl?.child("stsz")?.box, stz2: stbl?.child("stz2")?.box, reader: reader, fileSize: source.size,
-                                          tolerateDamage: found.options.tolerateDamage)
+                                          cutSampleData: found.options.tolerateDamage ? cutSampleData : nil)
+        if let damage = table.damage, !table.sizesKnown, nalLength != nil {
+            // Encoder SEI sits in the samples, which a table without usable sizes cannot locate.
+            throw damage
+        }
         if let damage = table.damage {
-            try found.damaged(damage, at: damage.offset ?? trak.box.offset,
-                              "the sample table of track \(id) does not fit the file (\(damage.description)); its samples were not compared")
+            try found.damaged(damage, at: damage.offset ?? trak.box.offset, table.sizesKnown
+                              ? "track \(id) has samples past the end of the file (\(damage.description)); the part in the file is compared"
+                              : "the sample table of track \(id) does not fit the file (\(damage.description)); only its chunk positions are checked")
         }
         layout.tracks.append(MP4Track(id: id, node: trak, handler: handler, sampleEntries: entries, samples: table,
                                       chunkOffsetBox: (stbl?.child("co64") ?? stbl?.child("stco"))?.box, selfContained: selfContained,

@@ -19,7 +19,8 @@ extension MP4Scanner {
             for chunk in track.samples.chunks where sample < Self.seiSamplesSearched && track.samples.sizesKnown {
                 var at = chunk.offset
                 for i in chunk.firstSample..<chunk.firstSample + chunk.sampleCount where sample < Self.seiSamplesSearched {
-                    starts.append((at, track.samples.sampleSizes[i]))
+                    // A cut file: only the part of a sample that is in the file can be read.
+                    starts.append((at, min(track.samples.sampleSizes[i], max(0, source.size - at))))
                     at += track.samples.sampleSizes[i]
                     sample += 1
                 }

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Metascrub
+import MetascrubCore
+import XCTest
+
+/// Issue 18 §1: files damaged where no metadata can sit (cut inside the sample data, stubs whose sample data was
+/// trimmed) are cleaned with a `damaged-input` warning and their damaged remainder copied byte for byte;
+/// `damaged: refuse` restores the refusal; damage where metadata could sit is refused either way.
+final class DamagedInputTests: XCTestCase {
+    override func setUpWithError() throws {
+        try Tool.require("exiftool")
+    }
+
+    static let movies = ["damaged/cut-in-mdat.mp4", "damaged/empty-mdat.mp4"]
+
+    func testDamagedMoviesAreCleanedWithAWarningAndNothingLeft() throws {
+        let tmp = TempDir()
+        for relative in Self.movies {
+            let input = Fixture.path(relative), output = tmp.file((relative as NSString).lastPathComponent)
+            let report = Run.clean(input, to: output)
+            XCTAssertEqual(report.status, .cleaned, "\(relative): \(report.error?.message ?? "")")
+            XCTAssertEqual(report.verification?.contentResult, .passed, relative)
+            let notes = report.notes.filter { $0.code == "damaged-input" }
+            XCTAssertFalse(notes.isEmpty, "\(relative): no damaged-input note")
+            XCTAssertTrue(notes.allSatisfy { $0.severity == .warning && $0.offset != nil }, "\(relative): \(notes)")
+            XCTAssertEqual(VideoOracle.residual(output, allowed: MP4Tests.allowed), [], "\(relative): ExifTool still sees metadata")
+            for canary in ContainerChecks.canaries(relative) + ["x264 - core"] {
+                XCTAssertFalse(Oracle.contains(output, canary), "\(relative): \(canary) left in the output")
+            }
+        }
+    }
+
+    /// The cut sample data after the neutralised encoder SEI is the same bytes in both files, up to the end.
+    func testTheDamagedRemainderIsCopiedByteForByte() throws {
+        let tmp = TempDir()
+        let input = Fixture.path("damaged/cut-in-mdat.mp4"), output = tmp.file("cut.mp4")
+        XCTAssertEqual(Run.clean(input, to: output).status, .cleaned)
+        let before = try [UInt8](Data(contentsOf: URL(fileURLWithPath: input)))
+        let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        guard let inMdat = Self.lastBox(before, "mdat"), let outMdat = Self.lastBox(after, "mdat") else {
+            return XCTFail("no mdat at the end of the files")
+        }
+        // Skip the first access unit's SEI (neutralised in place): compare from the end of the x264 string on.
+        let marker = Array("x264 - core".utf8)
+        guard let sei = Self.find(marker, in: before, from: inMdat), let seiEnd = before[sei...].firstIndex(of: 0) else {
+            return XCTFail("fixture has no x264 SEI in its sample data")
+        }
+        let skip = seiEnd - inMdat
+        XCTAssertGreaterThan(before.count - seiEnd, 100, "nothing left to compare")
+        XCTAssertEqual(before.count - inMdat, after.count - outMdat, "the sample data changed length")
+        XCTAssertEqual(Array(before[seiEnd...]), Array(after[(outMdat + skip)...]), "the damaged remainder differs")
+    }
+
+    func testRefuseDamagedRestoresTheRefusal() throws {
+        let tmp = TempDir()
+        var policy = Run.policy("strict")
+        policy.damaged = .refuse
+        for relative in Self.movies {
+            let output = tmp.file("refused-" + (relative as NSString).lastPathComponent)
+            let report = Run.clean(Fixture.path(relative), to: output, policy: policy)
+            XCTAssertEqual(report.status, .error, relative)
+            XCTAssertNotNil(report.error?.message.range(of: "offset"), "\(relative): \(report.error?.message ?? "")")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output), relative)
+        }
+        let loaded = try PolicyLoader.load(yaml: "schema: 1\nname: p\ndamaged: refuse\n", file: "p.yaml")
+        XCTAssertEqual(loaded.damaged, .refuse)
+        XCTAssertEqual(try PolicyLoader.load(yaml: "schema: 1\nname: p\n", file: "p.yaml").damaged, .clean)
+        XCTAssertThrowsError(try PolicyLoader.load(yaml: "schema: 1\nname: p\ndamaged: maybe\n", file: "p.yaml"))
+    }
+
+    /// Where metadata could sit in the damaged part, the file is still refused: a movie box cut off, a chunk
+    /// of a removed telemetry track pointing outside the sample data.
+    func testDamageWhereMetadataCouldSitIsRefused() {
+        let tmp = TempDir()
+        for relative in ["mp4/bad/truncated.mp4", "mp4/bad/chunk-outside.mp4", "mp4/bad/bad-box-size.mp4"] {
+            ContainerChecks.assertRefused(relative, in: tmp)
+        }
+    }
+
+    /// Offset just past the header of the last top-level box of `type`, walking ISOBMFF boxes (the last may be cut).
+    static func lastBox(_ bytes: [UInt8], _ type: String) -> Int? {
+        var at = 0, found: Int?
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+            let name = String(decoding: bytes[at + 4..<at + 8], as: UTF8.self)
+            if name == type { found = at + 8 }
+            guard size >= 8 else { break }
+            at += size
+        }
+        return found
+    }
+
+    static func find(_ needle: [UInt8], in bytes: [UInt8], from: Int) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        for i in from...(bytes.count - needle.count) where bytes[i..<i + needle.count].elementsEqual(needle) { return i }
+        return nil
+    }
+}
