@@ -46,10 +46,34 @@ final class DamagedInputTests: XCTestCase {
         guard let sei = Self.find(marker, in: before, from: inMdat), let seiEnd = before[sei...].firstIndex(of: 0) else {
             return XCTFail("fixture has no x264 SEI in its sample data")
         }
-        let skip = seiEnd - inMdat
+        let skip = seiEnd + 1 - inMdat
         XCTAssertGreaterThan(before.count - seiEnd, 100, "nothing left to compare")
         XCTAssertEqual(before.count - inMdat, after.count - outMdat, "the sample data changed length")
-        XCTAssertEqual(Array(before[seiEnd...]), Array(after[(outMdat + skip)...]), "the damaged remainder differs")
+        XCTAssertEqual(Array(before[(seiEnd + 1)...]), Array(after[(outMdat + skip)...]), "the damaged remainder differs")
+    }
+
+    /// A WAV cut inside its data chunk: every metadata chunk gone (ExifTool), the form size fits the output, and
+    /// the samples that are there are the same bytes up to the end.
+    func testWAVCutInsideItsDataIsCleanedAndTheSamplesCopied() throws {
+        let tmp = TempDir()
+        let relative = "damaged/cut-in-data.wav", input = Fixture.path(relative), output = tmp.file("cut.wav")
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.notes.filter { $0.code == "damaged-input" && $0.severity == .warning }.count, 1, "\(report.notes)")
+        XCTAssertEqual(Oracle.audioResidual(output), [], "ExifTool still sees metadata")
+        for canary in ContainerChecks.canaries(relative) {
+            XCTAssertFalse(Oracle.contains(output, canary), "\(canary) left in the output")
+        }
+        let before = try [UInt8](Data(contentsOf: URL(fileURLWithPath: input)))
+        let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        XCTAssertEqual(Int(after[4]) | Int(after[5]) << 8 | Int(after[6]) << 16 | Int(after[7]) << 24, after.count - 8, "RIFF size")
+        guard let dataIn = Self.find(Array("data".utf8), in: before, from: 12), let dataOut = Self.find(Array("data".utf8), in: after, from: 12) else {
+            return XCTFail("no data chunk")
+        }
+        XCTAssertEqual(Array(before[dataIn...]), Array(after[dataOut...]), "the cut sample data differs")
+        var policy = Run.policy("strict")
+        policy.damaged = .refuse
+        XCTAssertEqual(Run.clean(input, to: tmp.file("refused.wav"), policy: policy).status, .error)
     }
 
     func testRefuseDamagedRestoresTheRefusal() throws {
@@ -73,7 +97,7 @@ final class DamagedInputTests: XCTestCase {
     /// of a removed telemetry track pointing outside the sample data.
     func testDamageWhereMetadataCouldSitIsRefused() {
         let tmp = TempDir()
-        for relative in ["mp4/bad/truncated.mp4", "mp4/bad/chunk-outside.mp4", "mp4/bad/bad-box-size.mp4"] {
+        for relative in ["mp4/bad/truncated.mp4", "mp4/bad/chunk-outside.mp4", "mp4/bad/bad-box-size.mp4", "audio/bad/cut-in-list.wav"] {
             ContainerChecks.assertRefused(relative, in: tmp)
         }
     }
