@@ -13,6 +13,7 @@ final class DamagedInputTests: XCTestCase {
     }
 
     static let movies = ["damaged/cut-in-mdat.mp4", "damaged/empty-mdat.mp4"]
+    static let all = movies + ["damaged/cut-in-data.wav", "damaged/cut-last-page.ogg"]
 
     func testDamagedMoviesAreCleanedWithAWarningAndNothingLeft() throws {
         let tmp = TempDir()
@@ -76,11 +77,32 @@ final class DamagedInputTests: XCTestCase {
         XCTAssertEqual(Run.clean(input, to: tmp.file("refused.wav"), policy: policy).status, .error)
     }
 
+    /// An Ogg cut inside its last audio page: the comment header rebuilt, the cut page copied as it is.
+    func testOggCutInsideItsLastPageIsCleaned() throws {
+        let tmp = TempDir()
+        let relative = "damaged/cut-last-page.ogg", input = Fixture.path(relative), output = tmp.file("cut.ogg")
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.verification?.contentResult, .passed)
+        XCTAssertEqual(report.notes.filter { $0.code == "damaged-input" && $0.severity == .warning }.count, 1, "\(report.notes)")
+        XCTAssertEqual(Oracle.audioResidual(output), [], "ExifTool still sees metadata")
+        for canary in ContainerChecks.canaries(relative) {
+            XCTAssertFalse(Oracle.contains(output, canary), "\(canary) left in the output")
+        }
+        let before = try [UInt8](Data(contentsOf: URL(fileURLWithPath: input)))
+        let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        // The cut page: from its capture pattern to the end, the same bytes.
+        let pattern = Array("OggS".utf8)
+        let lastIn = (0...(before.count - 4)).last { before[$0..<$0 + 4].elementsEqual(pattern) }!
+        let lastOut = (0...(after.count - 4)).last { after[$0..<$0 + 4].elementsEqual(pattern) }!
+        XCTAssertEqual(Array(before[lastIn...]), Array(after[lastOut...]), "the cut page differs")
+    }
+
     func testRefuseDamagedRestoresTheRefusal() throws {
         let tmp = TempDir()
         var policy = Run.policy("strict")
         policy.damaged = .refuse
-        for relative in Self.movies {
+        for relative in Self.all {
             let output = tmp.file("refused-" + (relative as NSString).lastPathComponent)
             let report = Run.clean(Fixture.path(relative), to: output, policy: policy)
             XCTAssertEqual(report.status, .error, relative)
@@ -97,7 +119,8 @@ final class DamagedInputTests: XCTestCase {
     /// of a removed telemetry track pointing outside the sample data.
     func testDamageWhereMetadataCouldSitIsRefused() {
         let tmp = TempDir()
-        for relative in ["mp4/bad/truncated.mp4", "mp4/bad/chunk-outside.mp4", "mp4/bad/bad-box-size.mp4", "audio/bad/cut-in-list.wav"] {
+        for relative in ["mp4/bad/truncated.mp4", "mp4/bad/chunk-outside.mp4", "mp4/bad/bad-box-size.mp4", "audio/bad/cut-in-list.wav",
+                         "audio/bad/truncated-header.ogg"] {
             ContainerChecks.assertRefused(relative, in: tmp)
         }
     }
