@@ -13,7 +13,7 @@ final class DamagedInputTests: XCTestCase {
     }
 
     static let movies = ["damaged/cut-in-mdat.mp4", "damaged/empty-mdat.mp4"]
-    static let all = movies + ["damaged/cut-in-data.wav", "damaged/cut-last-page.ogg"]
+    static let all = movies + ["damaged/cut-in-data.wav", "damaged/cut-last-page.ogg", "damaged/garbage-after-image.webp"]
 
     func testDamagedMoviesAreCleanedWithAWarningAndNothingLeft() throws {
         let tmp = TempDir()
@@ -96,6 +96,26 @@ final class DamagedInputTests: XCTestCase {
         let lastIn = (0...(before.count - 4)).last { before[$0..<$0 + 4].elementsEqual(pattern) }!
         let lastOut = (0...(after.count - 4)).last { after[$0..<$0 + 4].elementsEqual(pattern) }!
         XCTAssertEqual(Array(before[lastIn...]), Array(after[lastOut...]), "the cut page differs")
+    }
+
+    /// A WebP with bytes that are no chunk after its image: they end the form and go as trailing data; the
+    /// image is the same bytes and the same pixels.
+    func testWebPGarbageAfterTheImageIsRemoved() throws {
+        try Tool.require("compare")
+        let tmp = TempDir()
+        let relative = "damaged/garbage-after-image.webp", input = Fixture.path(relative), output = tmp.file("garbage.webp")
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.verification?.contentResult, .passed)
+        XCTAssertEqual(report.notes.filter { $0.code == "damaged-input" && $0.severity == .warning }.count, 1, "\(report.notes)")
+        XCTAssertEqual(ContainerChecks.residualTags(output), [], "ExifTool still sees metadata")
+        for canary in ContainerChecks.canaries(relative) {
+            XCTAssertFalse(Oracle.contains(output, canary), "\(canary) left in the output")
+        }
+        XCTAssertNotNil(Oracle.pixels(input, autoOrient: true))
+        XCTAssertEqual(Oracle.pixels(input, autoOrient: true), Oracle.pixels(output, autoOrient: true), "displayed image changed")
+        let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        XCTAssertEqual(Int(after[4]) | Int(after[5]) << 8 | Int(after[6]) << 16 | Int(after[7]) << 24, after.count - 8, "RIFF size")
     }
 
     func testRefuseDamagedRestoresTheRefusal() throws {

@@ -61,7 +61,7 @@ struct IFFAudio {
         var found = ItemCollector(options)
         if let damage = form.damage {
             try found.damaged(damage, at: form.fileSize,
-                              "the file ends inside or after its sample data (\(damage.description)); the samples that are there are compared")
+                              "the file ends inside or after its sample data (\(damage.description)); the samples that are there are copied byte for byte and compared")
         }
         var contents: [IFFLayout.Content] = []
         var seen: [String: Int] = [:]

@@ -128,7 +128,7 @@ public struct OggFormat: FormatHandler {
             } catch let error as MetascrubError {
                 // Cut inside an audio page: only coded audio is lost; it is copied as it is.
                 guard case .truncated = error else { throw error }
-                try found.damaged(error, at: position, "the file ends inside the Ogg page at \(position) (\(error.description)); its CRC cannot be checked")
+                try found.damaged(error, at: position, "the file ends inside the Ogg page at \(position) (\(error.description)); it is copied byte for byte, its CRC cannot be checked")
                 layout.cutPage = position
                 break
             }

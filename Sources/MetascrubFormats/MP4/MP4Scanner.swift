@@ -46,7 +46,7 @@ struct MP4Scanner {
             guard reader.source.size - offset >= Int64(headerSize) else { throw error }
             listing.boxes.append(Box(type: "mdat", offset: offset, size: reader.source.size - offset, headerSize: headerSize,
                                      sizeForm: large ? .large : .compact, path: "mdat"))
-            try found.damaged(error, at: offset, "the file ends inside the sample data box (\(error.description))")
+            try found.damaged(error, at: offset, "the file ends inside the sample data box (\(error.description)); the part that is there is copied byte for byte")
             return listing
         }
     }

@@ -43,9 +43,12 @@ struct IFFForm {
     }
 
     /// `cutChunks`: chunks (the sample data) that may be cut by the end of a damaged file; what is there of
-    /// them is kept and `damage` says what happened. A file cut anywhere else is refused.
+    /// them is kept and `damage` says what happened. A file cut anywhere else is refused. `garbageAfter`: once
+    /// one of these chunks (the image) has been read, bytes that are no chunk (no printable ID) end the form
+    /// there: they become trailing data, an item the policy decides on, and `damage` says so. A chunk that
+    /// is cut is still refused: it may be metadata that can no longer be read whole.
     static func parse(_ source: any ByteSource, format: String, forms: Set<String>, kinds: Set<Kind> = [.riff, .rf64, .form],
-                      cutChunks: Set<String> = []) throws -> IFFForm {
+                      cutChunks: Set<String> = [], garbageAfter: Set<String> = []) throws -> IFFForm {
         let head = try source.read(at: 0, count: 12, format: format, path: "form header")
         let magic = String(decoding: head[0..<4], as: UTF8.self)
         let kind: Kind
@@ -95,8 +98,13 @@ struct IFFForm {
                 throw MetascrubError.limitExceeded(format: format, path: "chunk list", offset: position, limit: "\(maxChunks) chunks")
             }
             let header = try source.read(at: position, count: 8, format: format, path: "chunk header #\(form.chunks.count)")
+            let afterImage = form.chunks.contains { garbageAfter.contains($0.id) }
             guard header[0..<4].allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-                throw MetascrubError.malformed(format: format, path: "chunk #\(form.chunks.count)", offset: position, reason: "chunk ID is not printable ASCII")
+                let error = MetascrubError.malformed(format: format, path: "chunk #\(form.chunks.count)", offset: position, reason: "chunk ID is not printable ASCII")
+                guard afterImage else { throw error }
+                form.damage = error
+                form.formEnd = position
+                break
             }
             let id = String(decoding: header[0..<4], as: UTF8.self)
             var size = Int64(order.u32(header, 4))
@@ -115,7 +123,12 @@ struct IFFForm {
             form.chunks.append(chunk)
             position = min(chunk.paddedEnd, formEnd)
         }
-        guard position == formEnd else {
+        if position != form.formEnd, form.chunks.contains(where: { garbageAfter.contains($0.id) }) {
+            form.damage = MetascrubError.malformed(format: format, path: "\(magic) form", offset: position,
+                                                   reason: "\(form.formEnd - position) stray bytes after the last chunk")
+            form.formEnd = position
+        }
+        guard position == form.formEnd else {
             throw MetascrubError.malformed(format: format, path: "\(magic) form", offset: position, reason: "\(formEnd - position) stray bytes at the end of the form")
         }
         return form

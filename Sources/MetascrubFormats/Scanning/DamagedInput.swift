@@ -7,6 +7,6 @@ extension ItemCollector {
     /// are copied unchanged. Under `damaged: refuse` the error is thrown as it always was.
     mutating func damaged(_ error: MetascrubError, at offset: Int64, _ what: String) throws {
         guard options.tolerateDamage else { throw error }
-        notes.append(Note(.warning, code: "damaged-input", "damaged input at byte \(offset): \(what); copied byte for byte, not verified beyond that", offset: offset))
+        notes.append(Note(.warning, code: "damaged-input", "damaged input at byte \(offset): \(what)", offset: offset))
     }
 }
