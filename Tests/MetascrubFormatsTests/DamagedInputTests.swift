@@ -13,7 +13,8 @@ final class DamagedInputTests: XCTestCase {
     }
 
     static let movies = ["damaged/cut-in-mdat.mp4", "damaged/empty-mdat.mp4"]
-    static let all = movies + ["damaged/cut-in-data.wav", "damaged/cut-last-page.ogg", "damaged/garbage-after-image.webp"]
+    static let all = movies + ["damaged/cut-in-data.wav", "damaged/cut-last-page.ogg", "damaged/garbage-after-image.webp",
+                                  "damaged/cut-in-movi.avi"]
 
     func testDamagedMoviesAreCleanedWithAWarningAndNothingLeft() throws {
         let tmp = TempDir()
@@ -118,6 +119,26 @@ final class DamagedInputTests: XCTestCase {
         XCTAssertEqual(Int(after[4]) | Int(after[5]) << 8 | Int(after[6]) << 16 | Int(after[7]) << 24, after.count - 8, "RIFF size")
     }
 
+    /// An AVI cut inside its movi list: metadata chunks become JUNK in place, and everything from the movi list
+    /// to the cut end is the same bytes at the same offsets.
+    func testAVICutInsideItsMoviListIsCleanedInPlace() throws {
+        let tmp = TempDir()
+        let relative = "damaged/cut-in-movi.avi", input = Fixture.path(relative), output = tmp.file("cut.avi")
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.verification?.contentResult, .passed)
+        XCTAssertFalse(report.notes.filter { $0.code == "damaged-input" && $0.severity == .warning }.isEmpty, "\(report.notes)")
+        XCTAssertEqual(VideoOracle.residual(output), [], "ExifTool still sees metadata")
+        for canary in ContainerChecks.canaries(relative) {
+            XCTAssertFalse(Oracle.contains(output, canary), "\(canary) left in the output")
+        }
+        let before = try [UInt8](Data(contentsOf: URL(fileURLWithPath: input)))
+        let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        XCTAssertEqual(before.count, after.count)
+        guard let movi = Self.find(Array("movi".utf8), in: before, from: 12) else { return XCTFail("no movi list") }
+        XCTAssertEqual(Array(before[(movi - 8)...]), Array(after[(movi - 8)...]), "the cut movi list differs")
+    }
+
     func testRefuseDamagedRestoresTheRefusal() throws {
         let tmp = TempDir()
         var policy = Run.policy("strict")
@@ -140,7 +161,7 @@ final class DamagedInputTests: XCTestCase {
     func testDamageWhereMetadataCouldSitIsRefused() {
         let tmp = TempDir()
         for relative in ["mp4/bad/truncated.mp4", "mp4/bad/chunk-outside.mp4", "mp4/bad/bad-box-size.mp4", "audio/bad/cut-in-list.wav",
-                         "audio/bad/truncated-header.ogg"] {
+                         "audio/bad/truncated-header.ogg", "video/bad/truncated.avi"] {
             ContainerChecks.assertRefused(relative, in: tmp)
         }
     }
