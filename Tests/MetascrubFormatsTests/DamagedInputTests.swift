@@ -14,7 +14,7 @@ final class DamagedInputTests: XCTestCase {
 
     static let movies = ["damaged/cut-in-mdat.mp4", "damaged/empty-mdat.mp4"]
     static let all = movies + ["damaged/cut-in-data.wav", "damaged/cut-last-page.ogg", "damaged/garbage-after-image.webp",
-                                  "damaged/cut-in-movi.avi"]
+                                  "damaged/cut-in-movi.avi", "damaged/cut-in-data.wmv", "damaged/header-only.wmv"]
 
     func testDamagedMoviesAreCleanedWithAWarningAndNothingLeft() throws {
         let tmp = TempDir()
@@ -139,6 +139,28 @@ final class DamagedInputTests: XCTestCase {
         XCTAssertEqual(Array(before[(movi - 8)...]), Array(after[(movi - 8)...]), "the cut movi list differs")
     }
 
+    /// WMV cut inside its Data Object, or with no Data Object at all: the header metadata is padded out in place
+    /// and every byte from the Data Object on is the same at the same offset.
+    func testASFCutInsideOrBeforeItsDataObjectIsCleanedInPlace() throws {
+        let tmp = TempDir()
+        for relative in ["damaged/cut-in-data.wmv", "damaged/header-only.wmv"] {
+            let input = Fixture.path(relative), output = tmp.file((relative as NSString).lastPathComponent)
+            let report = Run.clean(input, to: output)
+            XCTAssertEqual(report.status, .cleaned, "\(relative): \(report.error?.message ?? "")")
+            XCTAssertEqual(report.verification?.contentResult, .passed, relative)
+            XCTAssertEqual(report.notes.filter { $0.code == "damaged-input" && $0.severity == .warning }.count, 1, "\(relative): \(report.notes)")
+            XCTAssertEqual(VideoOracle.residual(output), [], "\(relative): ExifTool still sees metadata")
+            for canary in ContainerChecks.canaries(relative) {
+                XCTAssertFalse(Oracle.contains(output, canary), "\(relative): \(canary) left in the output")
+            }
+            let before = try [UInt8](Data(contentsOf: URL(fileURLWithPath: input)))
+            let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+            XCTAssertEqual(before.count, after.count, relative)
+            let header = before[16..<24].reversed().reduce(0) { $0 << 8 | Int($1) }
+            XCTAssertEqual(Array(before[header...]), Array(after[header...]), "\(relative): bytes after the header differ")
+        }
+    }
+
     func testRefuseDamagedRestoresTheRefusal() throws {
         let tmp = TempDir()
         var policy = Run.policy("strict")
@@ -161,7 +183,8 @@ final class DamagedInputTests: XCTestCase {
     func testDamageWhereMetadataCouldSitIsRefused() {
         let tmp = TempDir()
         for relative in ["mp4/bad/truncated.mp4", "mp4/bad/chunk-outside.mp4", "mp4/bad/bad-box-size.mp4", "audio/bad/cut-in-list.wav",
-                         "audio/bad/truncated-header.ogg", "video/bad/truncated.avi"] {
+                         "audio/bad/truncated-header.ogg", "video/bad/truncated.avi",
+                         "video/bad/truncated.wmv"] {
             ContainerChecks.assertRefused(relative, in: tmp)
         }
     }
