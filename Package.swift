@@ -41,14 +41,22 @@ let package = Package(
             linkerSettings: [.linkedLibrary("exiv2")]
         ),
 
+        // LibRaw (C API over C++, thread-safe build), through dlopen on first use: decodes camera raws to prove a
+        // cleaned raw decodes the same.
+        .target(name: "CRawBridge", linkerSettings: [.linkedLibrary("dl")]),
+
         // Linux system calls Glibc's module does not export.
         .target(name: "CPlatform"),
 
+        // FFmpeg through dlopen on first use (never linked: it costs ~40 ms per process start). FFmpeg's
+        // headers give the types; a plain C API faces Swift.
+        .target(name: "CAVBridge"),
+
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
-        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CPNG", "CHeif", "CZlib"]),
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CZlib"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
-        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform"]),
+        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge"]),
 
         // The pipeline: walk, detect, scan, decide, clean, verify, write atomically, report; and the workflows
         // around it (Workflow/: folders, config, progress, stdin/stdout; Git/: staged files and the hook).

@@ -2,7 +2,7 @@
 // libFuzzer entry point (issue 8): built only by scripts/fuzz with `-sanitize=fuzzer,address`, never by the
 // normal build (Package.swift adds this target only when METASCRUB_FUZZ=1).
 //
-// One binary for every reader and remuxer: METASCRUB_FUZZ_FORMAT=<format id> (jpeg, png, webp, gif, tiff, heif,
+// One binary for every reader and remuxer: METASCRUB_FUZZ_FORMAT=<format id> (jpeg, png, webp, gif, tiff, psd, dng, heif,
 // avif, jxl, mp4, mov, matroska, avi, wav, aiff, flac, ogg, asf, mpegts, mp3) sends every input to that format's
 // handler whatever its magic bytes say, so the fuzzer's mutations reach the parser; unset, inputs go wherever
 // the registry's detection sends them.

@@ -103,6 +103,7 @@ void fillTags(const Data &data, exiv2bridge_result *out) {
         copyString(tag.type_name, typeName != nullptr ? std::string(typeName) : std::string());
         tag.count = static_cast<int64_t>(it->count());
         tag.size = static_cast<int64_t>(it->size());
+        tag.tag_number = static_cast<int64_t>(it->tag());
         std::string value;
         try {
             value = it->toString();

@@ -4,7 +4,7 @@ import MetascrubFormats
 
 /// The engine's output sink: buffered writes and kernel copies of kept bytes, every write and copy through a
 /// `FileSystem`, so a test can make the Nth write fail with ENOSPC or EIO.
-final class FileSystemOutputSink: OutputSink {
+final class FileSystemOutputSink: PatchableOutputSink {
     private let fileSystem: any FileSystem
     private let fd: Int32
     private let path: String
@@ -61,8 +61,23 @@ final class FileSystemOutputSink: OutputSink {
         buffer.removeAll(keepingCapacity: true)
     }
 
+    /// Writes through the file system at `offset` (so injected faults reach patches too), then returns to the end.
+    func overwrite(_ bytes: [UInt8], at offset: Int64) throws {
+        guard offset >= 0, offset + Int64(bytes.count) <= bytesWritten else {
+            throw MetascrubError.malformed(format: "output", path: path, offset: offset, reason: "overwrite past the end of the written bytes")
+        }
+        try flush()
+        guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw MetascrubError.io(operation: "seek", path: path, errno: errno) }
+        defer { _ = lseek(fd, 0, SEEK_END) }
+        try bytes.withUnsafeBytes { try fileSystem.write(fd, $0, path: path) }
+    }
+
     private func writeAll(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try fileSystem.write(fd, $0, path: path) }
         flushed += Int64(bytes.count)
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -15,8 +15,10 @@ public struct DecodedTag: Sendable, Hashable {
     public var size: Int
     /// exiv2's toString(), cut to 256 characters.
     public var value: String
+    /// The numeric EXIF/IPTC tag (inside a maker note: the tag of its IFD entry, or the index in a binary array).
+    public var number: Int = 0
 
-    public init(key: String, group: String, name: String, typeName: String, count: Int, size: Int, value: String) {
+    public init(key: String, group: String, name: String, typeName: String, count: Int, size: Int, value: String, number: Int = 0) {
         self.key = key
         self.group = group
         self.name = name
@@ -24,6 +26,7 @@ public struct DecodedTag: Sendable, Hashable {
         self.count = count
         self.size = size
         self.value = value
+        self.number = number
     }
 }
 
@@ -100,7 +103,8 @@ public enum Exiv2 {
                 if value.count > valueCharacterLimit { value = String(value.prefix(valueCharacterLimit)) }
                 decoded.tags.append(DecodedTag(
                     key: string(tag.key), group: string(tag.group), name: string(tag.name),
-                    typeName: string(tag.type_name), count: Int(tag.count), size: Int(tag.size), value: value))
+                    typeName: string(tag.type_name), count: Int(tag.count), size: Int(tag.size), value: value,
+                    number: Int(tag.tag_number)))
             }
         }
         if let bytes = result.bytes, result.byte_count > 0 {

@@ -19,6 +19,7 @@ struct FormatsCommand: ParsableCommand {
             print(zip(row, widths).map { $0.0.padding(toLength: $0.1, withPad: " ", startingAt: 0) }.joined(separator: "  "))
         }
         print("\nRW: found and removed   R: found and reported   -: not handled")
+        print("\n\(FormatRegistry.generalPathSummary)\n")
         for entry in FormatRegistry.entries where entry.handler == nil {
             print("\(entry.format.id): \(entry.unsupportedReason ?? "")")
         }

@@ -196,5 +196,22 @@ final class CLITests: XCTestCase {
         let r = run(["formats"])
         XCTAssertEqual(r.status, 0)
         XCTAssertTrue(r.stdout.contains("JPEG"))
+        XCTAssertTrue(r.stdout.contains("avformat"), "no libavformat row")
+        XCTAssertTrue(r.stdout.contains("Native handlers stay first"), "formats does not say which containers go which way")
+    }
+
+    /// FFmpeg is loaded with dlopen by the first audio/video file that needs it, never linked: the binary does not
+    /// depend on libav*, and `--version` or an image scan does not load it (the dynamic loader's own log says so).
+    func testFFmpegIsLoadedOnlyWhenAContainerNeedsIt() {
+        let ldd = Harness.exec("ldd", [Self.binary])
+        XCTAssertEqual(ldd.status, 0, "ldd missing or failed")
+        XCTAssertFalse(ldd.out.contains("libav"), "the binary links FFmpeg")
+        func loads(_ args: [String]) -> Bool {
+            let r = Harness.exec(Self.binary, args, env: ["LD_DEBUG": "files"])
+            return r.stderr.contains("libavformat.so")
+        }
+        XCTAssertFalse(loads(["--version"]))
+        XCTAssertFalse(loads(["scan", fixture("jpeg/gps-full.jpg")]))
+        XCTAssertTrue(loads(["scan", fixture("av/tags.flv")]))
     }
 }

@@ -75,10 +75,12 @@ final class TIFFTests: XCTestCase {
         XCTAssertEqual(Oracle.pixels(input, autoOrient: true), Oracle.pixels(output, autoOrient: true))
     }
 
-    func testCameraRawIsRefused() {
+    func testCameraRawGoesToTheRawCleaner() {
+        // A TIFF with a DNG version is a raw and goes to the raw cleaner, which refuses this one: an 8-bit RGB
+        // "DNG" LibRaw does not recognise could not be proven to decode the same (RawTests cover real raws).
         ContainerChecks.assertRefused("tiff/bad/dng-version.dng", in: dir, code: "unsupported")
         let report = Run.clean(Fixture.path("tiff/bad/dng-version.dng"), to: dir.file("x.dng"))
-        XCTAssertTrue(report.error?.message.contains("maker notes") ?? false)
+        XCTAssertTrue(report.error?.message.contains("LibRaw") ?? false, report.error?.message ?? "")
     }
 
     func testBrokenFilesAreRefused() {

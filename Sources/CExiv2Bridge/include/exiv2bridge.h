@@ -27,6 +27,7 @@ typedef struct exiv2bridge_tag {
     exiv2bridge_string value;      ///< exiv2's toString(), cut to EXIV2BRIDGE_VALUE_MAX bytes
     int64_t count;
     int64_t size;
+    int64_t tag_number;            ///< the numeric tag (EXIF/IPTC); 0 for XMP
 } exiv2bridge_tag;
 
 /// At most this many bytes of a value's toString() are returned (the Swift side cuts further).

@@ -8,6 +8,8 @@ public struct AVILayout: Sendable {
         case junk(Range<Int64>)
         /// Zero the payload of a JUNK chunk that still holds old data.
         case zero(Range<Int64>)
+        /// Overwrite bytes with same-length replacements (SEI user data, JPEG APPn inside frames).
+        case patch([(range: Range<Int64>, bytes: [UInt8])])
     }
 
     var actions: [Int: [Action]] = [:]
@@ -16,6 +18,13 @@ public struct AVILayout: Sendable {
     /// avih, strh, strf, indx, vprp, dmlh, every movi list and idx1: compared byte for byte.
     var core: [Range<Int64>] = []
     var end: Int64 = 0
+    /// Streams seen so far (`strh` order), which of them are H.264 or Motion-JPEG, and frames counted per stream.
+    var streams = 0
+    var h264Streams: Set<Int> = []
+    var mjpegStreams: Set<Int> = []
+    var frames: [Int: Int] = [:]
+    /// In-frame bytes a clean may overwrite (the verifier skips them).
+    var seiRanges: [Range<Int64>] = []
     var trailer: Range<Int64>?
     var trailerItem: Int?
 }
@@ -40,6 +49,7 @@ public struct AVIFormat: FormatHandler {
         var found: ItemCollector
         var layout = AVILayout()
         var chunks = 0
+        var seiTally = SampleSEI.Tally()
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
@@ -81,6 +91,7 @@ public struct AVIFormat: FormatHandler {
                 layout.trailer = at..<size
                 layout.trailerItem = try found.trailer("avi:trailer", at..<size, in: input, location: "after RIFF", after: "the RIFF forms")
             }
+            finishSEI()
         }
 
         mutating func list(from start: Int64, to end: Int64, path: String, depth: Int) throws {
@@ -98,6 +109,7 @@ public struct AVIFormat: FormatHandler {
                     let error = MetascrubError.truncated(format: format, path: "\(path)/\(id)", offset: at, needed: chunkEnd - end)
                     try found.damaged(error, at: at, "the file ends inside the \(id == "LIST" ? "movi list" : id) at \(at) (\(chunkEnd - end) bytes missing); the part that is there is copied byte for byte at the same offsets and compared")
                     layout.core.append(at..<end)
+                    if id == "LIST" { try moviSEI(from: at + 12, to: end, depth: 0) }
                     return
                 }
                 guard chunkEnd <= end else {
@@ -114,6 +126,7 @@ public struct AVIFormat: FormatHandler {
                     switch type {
                     case "movi":
                         layout.core.append(range)
+                        try moviSEI(from: at + 12, to: chunkEnd, depth: 0)
                     case "hdrl", "strl", "odml":
                         try list(from: at + 12, to: chunkEnd, path: loc, depth: depth + 1)
                     case "INFO":
@@ -126,6 +139,7 @@ public struct AVIFormat: FormatHandler {
                     }
                 } else if structural.contains(id) {
                     layout.core.append(range)
+                    if id == "strh" || id == "strf" { try noteStream(id, at: at, payload: payload) }
                 } else {
                     let loc = "\(path)/\(id)#\(count[id] ?? 1)"
                     switch id {
@@ -200,11 +214,13 @@ public struct AVIFormat: FormatHandler {
         let layout = scan.layout
         let removed = Set(scan.items.indices.filter { !plan.keeps($0) })
         var padding = SameOffset.Padding(groups: layout.groups, removed: removed)
+        var replaced: [(range: Range<Int64>, bytes: [UInt8])] = []
         for i in removed.sorted() {
             for action in layout.actions[i] ?? [] {
                 switch action {
                 case .junk(let r): padding.pad(r)
                 case .zero(let r): padding.zero(r)
+                case .patch(let list): replaced += list
                 }
             }
         }
@@ -214,6 +230,7 @@ public struct AVIFormat: FormatHandler {
             patches.zero(r.lowerBound + 8..<r.upperBound)
         }
         for r in padding.zeroed { patches.zero(r) }
+        for (r, bytes) in replaced { patches.add(r.lowerBound, bytes) }
         let cut = layout.trailerItem.flatMap { removed.contains($0) ? layout.trailer : nil }
         return try SameOffset.write(patches, trailer: cut, format: Self.format, from: input, to: output, note: SameOffset.padded(
             "metadata chunks were overwritten with JUNK chunks of the same size; no byte position moved, so idx1 and OpenDML indexes stay valid"))
@@ -222,6 +239,6 @@ public struct AVIFormat: FormatHandler {
     public func verifyContent(original: any ByteSource, _ before: AVILayout, cleaned: any ByteSource, _ after: AVILayout, result: CleanResult) throws -> ContentCheck {
         let method = "stream headers and formats, movi lists and indexes byte-identical at the same offsets"
         return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && !before.core.isEmpty,
-                                     method: method, part: "chunk")
+                                     method: method, part: "chunk", holes: before.seiRanges)
     }
 }

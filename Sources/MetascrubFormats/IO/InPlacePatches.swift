@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
+import MetascrubNative
 
 /// Same-size replacements of byte ranges. Containers whose indexes hold byte positions (Matroska SeekHead and
 /// Cues, AVI idx1, ASF indexes, MPEG-TS packets) are cleaned by overwriting metadata with padding of the same
@@ -70,14 +71,15 @@ struct InPlacePatches {
 
     /// CRC-32 (IEEE 802.3, reflected) of `range` with the patches applied, read in bounded blocks.
     func crc32(_ source: any ByteSource, _ range: Range<Int64>) throws -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
+        // zlib's CRC-32 (a Cluster holds megabytes of video; the table loop below took a minute per gigabyte).
+        var crc: UInt32 = 0
         var at = range.lowerBound
         while at < range.upperBound {
             let n = min(range.upperBound - at, 1 << 20)
-            crc = CRC32.update(crc, try patched(source, at..<at + n))
+            crc = Zlib.crc32(try patched(source, at..<at + n), continuing: crc)
             at += n
         }
-        return ~crc
+        return crc
     }
 }
 

@@ -86,7 +86,16 @@ enum ByteComparison {
     static func equal(_ a: any ByteSource, _ x: Range<Int64>, _ b: any ByteSource, _ y: Range<Int64>, skipping holes: [Range<Int64>]) throws -> Bool {
         guard x.count == y.count else { return false }
         var at = x.lowerBound
-        for hole in holes where hole.overlaps(x) {
+        // Binary search to the first hole that ends inside x: a long video has a hole in every sample, and a
+        // linear scan per range made verification quadratic in the number of frames.
+        var lo = 0, hi = holes.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if holes[mid].upperBound <= x.lowerBound { lo = mid + 1 } else { hi = mid }
+        }
+        for hole in holes[lo...] {
+            if hole.lowerBound >= x.upperBound { break }
+            guard hole.overlaps(x) else { continue }
             if hole.lowerBound > at, try !equal(a, at..<hole.lowerBound, b, shifted(at..<hole.lowerBound, x, y)) { return false }
             at = max(at, hole.upperBound)
         }

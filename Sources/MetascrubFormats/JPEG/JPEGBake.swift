@@ -90,10 +90,9 @@ enum JPEGBake {
     struct Frame: Equatable {
         var segmentOffset: Int64
         var marker: UInt8
-        var width: Int
-        var height: Int
-        var mcuWidth: Int
-        var mcuHeight: Int
+        var width, height: Int
+        /// Pixels per MCU: 8 × the largest sampling factor in each direction.
+        var mcuWidth, mcuHeight: Int
 
         var sequential: Bool { marker == 0xC0 || marker == 0xC1 }
 

@@ -8,6 +8,8 @@ public struct MatroskaLayout: Sendable {
         case void(Range<Int64>)
         /// Keep a mandatory element (MuxingApp, WritingApp) and zero its string: an empty, NUL-padded string.
         case zeroData(Range<Int64>)
+        /// Overwrite bytes with same-length replacements (SEI user data inside blocks).
+        case patch([(range: Range<Int64>, bytes: [UInt8])])
     }
 
     struct Seek {
@@ -25,6 +27,13 @@ public struct MatroskaLayout: Sendable {
     /// the track entries' codec fields, Cues and every Cluster.
     var core: [Range<Int64>] = []
     var clusters = 0
+    /// H.264/HEVC tracks by track number: NAL length size and codec, for SEI in their blocks.
+    var nalTracks: [UInt64: (lengthSize: Int, hevc: Bool)] = [:]
+    var blocks: [UInt64: Int] = [:]
+    /// SEI payloads a clean may overwrite, and the CRC-32 data of Clusters (recomputed when one changes):
+    /// the verifier skips both.
+    var seiRanges: [Range<Int64>] = []
+    var clusterCRCs: [Range<Int64>] = []
     var trailer: Range<Int64>?
     var trailerItem: Int?
 }
@@ -101,11 +110,13 @@ public struct MatroskaFormat: FormatHandler {
             }
         }
         var padding = SameOffset.Padding(groups: layout.groups, removed: removed, outermostOnly: true)
+        var replaced: [(range: Range<Int64>, bytes: [UInt8])] = []
         for i in removed.sorted() {
             for action in layout.actions[i] ?? [] {
                 switch action {
                 case .void(let r): padding.pad(r)
                 case .zeroData(let r): padding.zero(r)
+                case .patch(let list): replaced += list
                 }
             }
         }
@@ -123,6 +134,7 @@ public struct MatroskaFormat: FormatHandler {
             patches.zero(r.lowerBound + Int64(header.count)..<r.upperBound)
         }
         for r in padding.zeroed { patches.zero(r) }
+        for (r, bytes) in replaced where !padding.covers(r) { patches.add(r.lowerBound, bytes) }
         for (crc, covered) in layout.checksums where !padding.covers(crc) && patches.ranges.contains(where: { $0.overlaps(covered) }) {
             let value = try patches.crc32(input, covered)
             patches.add(crc.lowerBound, ByteOrder.little.bytes(value))
@@ -135,7 +147,8 @@ public struct MatroskaFormat: FormatHandler {
     public func verifyContent(original: any ByteSource, _ before: MatroskaLayout, cleaned: any ByteSource, _ after: MatroskaLayout, result: CleanResult) throws -> ContentCheck {
         let method = "EBML header, Info timing, track codec fields, Cues and all \(before.clusters) Clusters byte-identical at the same offsets"
         return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && before.clusters == after.clusters,
-                                     method: method, part: "element")
+                                     method: method, part: "element",
+                                     holes: (before.seiRanges + before.clusterCRCs).sorted { $0.lowerBound < $1.lowerBound })
     }
 }
 

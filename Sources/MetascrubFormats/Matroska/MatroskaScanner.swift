@@ -7,6 +7,7 @@ extension MatroskaFormat {
         var found: ItemCollector
         var layout = MatroskaLayout()
         var elements = 0
+        var seiTally = SampleSEI.Tally()
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
@@ -75,6 +76,7 @@ extension MatroskaFormat {
                 at = e.end
             }
             guard segments > 0 else { throw MetascrubError.truncated(format: format, path: "Segment", offset: at, needed: 12) }
+            finishSEI()
         }
 
         mutating func segment(_ seg: EBMLElement, number: Int) throws {
@@ -106,6 +108,7 @@ extension MatroskaFormat {
                 case ID.cluster:
                     layout.core.append(e.range)
                     layout.clusters += 1
+                    if !e.cut { try clusterSEI(e) }
                 case ID.cues: layout.core.append(e.range)
                 case ID.tags: try tags(e, number: n[e.id] ?? 1)
                 case ID.attachments: try attachments(e)
@@ -187,6 +190,7 @@ extension MatroskaFormat {
             var number = 0
             for entry in children where entry.id == ID.trackEntry {
                 number += 1
+                try noteVideoTrack(entry)
                 for c in try EBML.children(input, of: entry, path: "Tracks/TrackEntry") {
                     let loc = "Segment/Tracks/TrackEntry#\(number)"
                     if let (key, category) = MatroskaFormat.trackFields[c.id] {

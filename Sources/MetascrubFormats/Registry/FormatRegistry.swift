@@ -30,11 +30,13 @@ public enum FormatRegistry {
     static let mp4Capabilities = Capabilities([
         .xmp: .remove, .text: .remove, .embedded: .remove, .trailer: .remove, .tags: .remove, .timed: .remove,
     ])
+    /// In-place cleaning of TIFF-structured raws: IPTC/Photoshop blocks, XMP, GPS, identifying EXIF and
+    /// maker-note fields, metadata segments of embedded previews.
+    static let rawCapabilities = Capabilities([.exif: .remove, .xmp: .remove, .iptc: .remove, .embedded: .remove])
     /// JPEG and PNG carry every still-image family.
     static let stillImageCapabilities = Capabilities([
         .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove, .embedded: .remove, .trailer: .remove,
     ])
-    static let rawReason = "camera raw files need their maker notes decoded to be cleaned safely; convert to DNG/JPEG/TIFF first"
 
     public static let entries: [FormatEntry] = [
         FormatEntry(
@@ -59,17 +61,23 @@ public enum FormatRegistry {
             capabilities: Capabilities([.xmp: .remove, .icc: .remove, .text: .remove, .trailer: .remove])),
         FormatEntry(
             MediaFormat(id: "cr2", name: "Canon CR2", kind: .raw),
-            detect: { Magic.isTIFF($0) && Magic.ascii($0, "CR", at: 8) }, unsupportedReason: rawReason),
+            detect: { Magic.isTIFF($0) && Magic.ascii($0, "CR", at: 8) }, handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "orf", name: "Olympus ORF", kind: .raw),
             detect: { Magic.ascii($0, "IIRO") || Magic.ascii($0, "IIRS") || Magic.ascii($0, "MMOR") },
-            unsupportedReason: rawReason),
+            handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "rw2", name: "Panasonic RW2", kind: .raw),
-            detect: { Magic.starts($0, [0x49, 0x49, 0x55, 0x00]) }, unsupportedReason: rawReason),
+            detect: { Magic.starts($0, [0x49, 0x49, 0x55, 0x00]) }, handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "raf", name: "Fujifilm RAF", kind: .raw),
-            detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, unsupportedReason: rawReason),
+            detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, handler: RawTIFFFormat(.raf),
+            capabilities: Capabilities([.exif: .remove, .xmp: .remove, .embedded: .remove])),
+        // A DNG whose IFD0 lies in the first bytes; other DNGs and the TIFF-based raws without a magic of their
+        // own (NEF/NRW, ARW/SR2, PEF) are recognised by the TIFF row's scanner and cleaned by the same raw cleaner.
+        FormatEntry(
+            MediaFormat(id: "dng", name: "DNG (and NEF, ARW, PEF via TIFF)", kind: .raw),
+            detect: { Magic.tiffIFD0Tags($0)?.contains(0xC612) ?? false }, handler: RawTIFFFormat(), capabilities: rawCapabilities),
         FormatEntry(
             MediaFormat(id: "tiff", name: "TIFF", kind: .image),
             detect: { Magic.isTIFF($0) },
@@ -78,11 +86,16 @@ public enum FormatRegistry {
                 .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove, .embedded: .remove,
             ])),
         FormatEntry(
-            MediaFormat(id: "psd", name: "Photoshop PSD", kind: .image),
-            detect: { Magic.ascii($0, "8BPS") }, unsupportedReason: "Photoshop documents keep layers and history; export a flat image first"),
+            MediaFormat(id: "psd", name: "Photoshop PSD/PSB", kind: .image),
+            detect: { Magic.ascii($0, "8BPS") },
+            handler: PSDFormat(),
+            capabilities: Capabilities([
+                .exif: .remove, .xmp: .remove, .iptc: .remove, .icc: .remove, .text: .remove, .embedded: .remove,
+            ])),
         FormatEntry(
             MediaFormat(id: "cr3", name: "Canon CR3", kind: .raw),
-            detect: { Magic.isobmffBrands($0)?.first == "crx " }, unsupportedReason: rawReason),
+            detect: { Magic.isobmffBrands($0)?.first == "crx " }, handler: RawTIFFFormat(.cr3),
+            capabilities: Capabilities([.exif: .remove, .xmp: .remove, .embedded: .remove])),
         FormatEntry(
             MediaFormat(id: "avif", name: "AVIF", kind: .image),
             // AVIF files may name a generic major brand (mif1) and list avif among the compatible ones.
@@ -169,11 +182,20 @@ public enum FormatRegistry {
             },
             handler: MP3Format(),
             capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
+        // Last among the media rows: only what no native handler claims.
+        FormatEntry(
+            MediaFormat(id: "avformat", name: "libavformat (FLV, MPEG-PS, MXF, CAF, NUT, WavPack, …)", kind: .video),
+            detect: { AVContainers.detect($0) },
+            handler: AVFormat(),
+            capabilities: Capabilities([.tags: .remove, .text: .remove, .embedded: .remove, .timed: .remove])),
         FormatEntry(
             MediaFormat(id: "bmp", name: "BMP", kind: .image),
             detect: { Magic.ascii($0, "BM") && $0.count >= 26 && $0[6] == 0 && $0[7] == 0 && $0[8] == 0 && $0[9] == 0 },
             unsupportedReason: notYet),
     ]
+
+    /// Which containers the libavformat row cleans and which stay with the native handlers.
+    public static var generalPathSummary: String { AVContainers.summary }
 
     /// The first row whose magic matches the file's first bytes.
     public static func detect(_ head: [UInt8], in table: [FormatEntry] = entries) -> FormatEntry? {

@@ -36,6 +36,17 @@ public enum Magic {
             || starts(head, [0x49, 0x49, 0x2B, 0x00]) || starts(head, [0x4D, 0x4D, 0x00, 0x2B])
     }
 
+    /// The tags of a classic TIFF's IFD0 when its whole entry table lies in `head`; nil otherwise.
+    public static func tiffIFD0Tags(_ head: [UInt8]) -> [UInt16]? {
+        guard head.count >= 8, starts(head, [0x49, 0x49, 0x2A, 0x00]) || starts(head, [0x4D, 0x4D, 0x00, 0x2A]) else { return nil }
+        let order: ByteOrder = head[0] == 0x49 ? .little : .big
+        let at = Int(order.u32(head, 4))
+        guard at >= 8, at + 2 <= head.count else { return nil }
+        let count = Int(order.u16(head, at))
+        guard at + 2 + count * 12 <= head.count else { return nil }
+        return (0..<count).map { order.u16(head, at + 2 + $0 * 12) }
+    }
+
     /// MPEG transport streams: sync bytes every 188 bytes, or every 192 with the 4-byte M2TS prefix.
     public static func isMPEGTS(_ head: [UInt8]) -> Bool {
         (head.count > 376 && head[0] == 0x47 && head[188] == 0x47 && head[376] == 0x47)

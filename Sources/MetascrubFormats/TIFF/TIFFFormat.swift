@@ -3,16 +3,33 @@ import MetascrubCore
 
 /// TIFF and BigTIFF (baseline, either byte order): the IFD chain is rewritten with the structural tags and the
 /// kept metadata; strips and tiles are copied byte for byte and their offsets rewritten. Camera raws (DNG and
-/// other TIFF-based raws) are refused.
+/// other TIFF-based raws, recognised by their DNG version or sensor-data images) go to `RawTIFFFormat`, which
+/// cleans them in place.
 public struct TIFFFormat: FormatHandler {
-    public init() {}
-
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<TIFFLayout> {
-        try TIFFScanner.scan(input, options: options)
+    /// A plain TIFF, or a raw only the scan tells apart (NEF, ARW, PEF, a DNG whose IFD0 is not in the first bytes).
+    public enum Layout: Sendable {
+        case tiff(TIFFLayout)
+        case raw(RawTIFFLayout)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult<TIFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        let layout = scan.layout
+    public init() {}
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Layout> {
+        do {
+            let scan = try TIFFScanner.scan(input, options: options)
+            return scan.with(layout: .tiff(scan.layout))
+        } catch MetascrubError.unsupported(let format, _) where format == TIFFScanner.rawFormat || format == "DNG" {
+            let scan = try RawTIFFFormat().scan(input, options: options)
+            return scan.with(layout: .raw(scan.layout))
+        }
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult<Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout: TIFFLayout
+        switch scan.layout {
+        case .raw(let raw): return try RawTIFFFormat().clean(input, scan: scan.with(layout: raw), plan: plan, to: output)
+        case .tiff(let tiff): layout = tiff
+        }
         var result = CleanResult(method: .remux)
         var writer = TIFFWriter(layout: layout, source: input, plan: plan, keepOrientation: nil)
         let out = try writer.build()
@@ -21,7 +38,18 @@ public struct TIFFFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(original: any ByteSource, _ before: TIFFLayout, cleaned: any ByteSource, _ after: TIFFLayout, result: CleanResult) throws -> ContentCheck {
+    public func verifyContent(original: any ByteSource, _ before: Layout, cleaned: any ByteSource, _ after: Layout, result: CleanResult) throws -> ContentCheck {
+        switch (before, after) {
+        case (.tiff(let before), .tiff(let after)):
+            return try verifyTIFF(original: original, before, cleaned: cleaned, after)
+        case (.raw(let before), .raw(let after)):
+            return try RawTIFFFormat().verifyContent(original: original, before, cleaned: cleaned, after, result: result)
+        default:
+            return ContentCheck(method: "none", passed: false, detail: "the cleaned file is no longer the same kind of TIFF")
+        }
+    }
+
+    private func verifyTIFF(original: any ByteSource, _ before: TIFFLayout, cleaned: any ByteSource, _ after: TIFFLayout) throws -> ContentCheck {
         let method = "strips/tiles byte-identical and structural tags unchanged, image by image"
         let left = try images(before, original), right = try images(after, cleaned)
         // Every page must survive in order; reduced images and SubIFDs may have been removed.
@@ -79,8 +107,8 @@ public struct TIFFFormat: FormatHandler {
 
 extension TIFFFormat {
     /// An orientation the policy bakes is kept: turning strips or tiles means decoding and re-encoding them.
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<TIFFLayout>, policy: Policy) throws -> [Finding] {
-        let layout = scan.layout
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
+        guard case .tiff(let layout) = scan.layout else { return findings }
         guard let item = layout.orientationItem, findings.indices.contains(item),
               findings[item].disposition == .bake, let orientation = layout.orientation, (2...8).contains(orientation) else { return findings }
         var settled = findings

@@ -91,6 +91,8 @@ enum TIFFScanner {
         50838: ("tiff:ImageJMetaDataByteCounts", .content), 50839: ("tiff:ImageJMetaData", .content),
     ]
     static let rawReason = "camera raw files need their maker notes decoded to be cleaned safely; convert first"
+    /// The format named when a TIFF turns out to be a camera raw (TIFFFormat hands those to RawTIFFFormat).
+    static let rawFormat = "camera raw (TIFF-based)"
     /// Metadata values larger than this are not parsed (one opaque item instead).
     static let parseLimit: Int64 = 64 << 20
 
@@ -134,7 +136,7 @@ enum TIFFScanner {
 
         mutating func addImageNode(_ ifd: TIFFStructure.IFD, role: TIFFLayout.Role, path: String, atomicItem: Int?, isFirst: Bool) throws -> Int {
             if let photometric = try structure.integer(source, ifd, 262), photometric == 32803 || photometric == 34892 {
-                throw MetascrubError.unsupported(format: "camera raw (TIFF-based)", reason: TIFFScanner.rawReason)
+                throw MetascrubError.unsupported(format: TIFFScanner.rawFormat, reason: TIFFScanner.rawReason)
             }
             if try structure.integer(source, ifd, 259) == 6, ifd.entries.contains(where: { (519...521).contains($0.tag) }) {
                 throw MetascrubError.unsupported(format: "TIFF", reason: "old-style JPEG compression (6) with separate tables is not supported")

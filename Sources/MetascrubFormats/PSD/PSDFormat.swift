@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// Photoshop documents (PSD and PSB): the image resources section is rewritten without the removed metadata
+/// resources; the header, colour-mode data, layers, masks, layer names and composite image data are copied
+/// byte for byte (the sections after the resources hold no absolute offsets, so nothing else changes).
+public struct PSDFormat: FormatHandler {
+    public init() {}
+
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<PSDLayout> {
+        try PSDScanner.scan(input, options: options)
+    }
+
+    public func clean(_ input: any ByteSource, scan: ScanResult<PSDLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
+        var result = CleanResult(method: .remux)
+        let body = try PSDWriter.resources(layout, source: input, plan: plan, notes: &result.notes)
+        guard body.size <= 0xFFFF_FFFF else {
+            throw MetascrubError.limitExceeded(format: layout.structure.format, path: "image resources", offset: layout.structure.resourceSection.lowerBound,
+                                               limit: "4 GiB of image resources")
+        }
+        var out = OutputPlan()
+        out.copy(0..<layout.structure.resourceSection.lowerBound)
+        out.append(BigEndian.bytes32(Int(body.size)))
+        out.append(contentsOf: body)
+        out.copy(layout.structure.layersAndImage)
+        if let trailer = layout.structure.trailer, let item = layout.trailerItem, plan.keeps(item) { out.copy(trailer) }
+        try out.write(from: input, to: output)
+        return result
+    }
+
+    public func verifyContent(original: any ByteSource, _ before: PSDLayout, cleaned: any ByteSource, _ after: PSDLayout,
+                              result: CleanResult) throws -> ContentCheck {
+        let method = "header, colour-mode data, document resources, layers, masks and image data byte-identical"
+        let a = before.structure, b = after.structure
+        guard a.isLarge == b.isLarge, try ByteComparison.equal(original, 0..<a.colorModeSection.upperBound, cleaned, 0..<b.colorModeSection.upperBound) else {
+            return ContentCheck(method: method, passed: false, detail: "the header or colour-mode data differs")
+        }
+        guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage) else {
+            return ContentCheck(method: method, passed: false, detail: "the layer and mask section or the image data differs")
+        }
+        let left = a.resources.filter { PSDScanner.isDocumentResource($0.id) }, right = b.resources.filter { PSDScanner.isDocumentResource($0.id) }
+        guard left.count == right.count, try zip(left, right).allSatisfy({ try ByteComparison.equal(original, $0.0.range, cleaned, $0.1.range) }) else {
+            return ContentCheck(method: method, passed: false, detail: "a document resource (channels, paths, guides, layer state) differs")
+        }
+        return ContentCheck(method: method, passed: true)
+    }
+}
+
+/// The new image resources section's body.
+enum PSDWriter {
+    static func resources(_ layout: PSDLayout, source: any ByteSource, plan: CleanPlan, notes: inout [Note]) throws -> OutputPlan {
+        var out = OutputPlan()
+        // Whether the IPTC block goes out unchanged decides whether its digest still holds.
+        var iptcUnchanged = false
+        var pending: [(PSDStructure.Resource, PSDLayout.Fate)] = []
+        for (resource, fate) in zip(layout.structure.resources, layout.fates) {
+            if case .iptc(_, let map) = fate { iptcUnchanged = map.keys.allSatisfy(plan.keeps) }
+            pending.append((resource, fate))
+        }
+        for (resource, fate) in pending {
+            switch fate {
+            case .document:
+                out.copy(resource.range)
+            case .item(let item):
+                if plan.keeps(item) { out.copy(resource.range) }
+            case .iptcDigest:
+                if iptcUnchanged { out.copy(resource.range) }
+            case .iptc(let datasets, let map):
+                if iptcUnchanged { out.copy(resource.range); continue }
+                if let data = IPTC.rebuild(datasets, map: map, keeps: plan.keeps) {
+                    out.append(try rebuilt(resource, data, source))
+                }
+            case .embedded(let metadata):
+                switch try metadata.apply(plan: plan, notes: &notes) {
+                case .unchanged: out.copy(resource.range)
+                case .removed: break
+                case .rebuilt(let data): out.append(try rebuilt(resource, data, source))
+                }
+            }
+        }
+        return out
+    }
+
+    /// The resource's signature, id and name as they were, with new data.
+    static func rebuilt(_ resource: PSDStructure.Resource, _ data: [UInt8], _ source: any ByteSource) throws -> [UInt8] {
+        let head = try source.read(at: resource.range.lowerBound, count: Int(resource.data.lowerBound - 4 - resource.range.lowerBound))
+        return head + BigEndian.bytes32(data.count) + data + (data.count % 2 == 1 ? [0] : [])
+    }
+}

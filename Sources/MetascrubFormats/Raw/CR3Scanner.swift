@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubNative
+
+/// Canon CR3 (ISOBMFF, brand `crx `), cleaned in place like the TIFF raws, through the same layout: the TIFF
+/// structures in `moov/uuid(Canon)` (CMT1 IFD0, CMT2 EXIF, CMT3 maker note, CMT4 GPS) lose their identifying
+/// entries where they are; the movie, track and media header times are zeroed; the XMP box is emptied or
+/// rebuilt in its space; the metadata segments of the THMB and PRVW JPEGs are blanked. The sensor data in
+/// `mdat` is never touched and LibRaw proves it decodes the same.
+enum CR3Scanner {
+    static let canonUUID: [UInt8] = [0x85, 0xC0, 0xB6, 0x87, 0x82, 0x0F, 0x11, 0xE0, 0x81, 0x11, 0xF4, 0xCE, 0x46, 0x2B, 0x6A, 0x48]
+    static let xmpUUID: [UInt8] = [0xBE, 0x7A, 0xCF, 0xCB, 0x97, 0xA9, 0x42, 0xE8, 0x9C, 0x71, 0x99, 0x94, 0x91, 0xE3, 0xAF, 0xAC]
+    static let previewUUID: [UInt8] = [0xEA, 0xF4, 0x2B, 0x5E, 0x1C, 0x98, 0x4B, 0x88, 0xB9, 0xFB, 0xB7, 0xDC, 0x40, 0x6E, 0x4D, 0x16]
+    /// Identifying entries of Canon's maker note (exiv2 0.27 does not read CR3, so they are named here).
+    static let canonFields: [UInt16: String] = [
+        0x0008: "FileNumber", 0x0009: "OwnerName", 0x000C: "SerialNumber", 0x0028: "ImageUniqueID", 0x0035: "TimeInfo",
+        0x0096: "InternalSerialNumber",
+    ]
+
+    struct Box {
+        var type: String
+        var offset: Int64
+        var header: Int64
+        var end: Int64
+        var uuid: [UInt8]?
+        var payload: Range<Int64> { offset + header..<end }
+    }
+
+    struct Scanner {
+        let source: any ByteSource
+        let options: ScanOptions
+        var layout: RawTIFFLayout
+        var items: [MetadataItem] = []
+        var notes: [Note] = []
+
+        /// Boxes of `range`. A box running past the end of the file is cut there with a `damaged input` note
+        /// (its bytes are copied as they are); one running past its container is an error.
+        mutating func boxes(_ range: Range<Int64>, path: String) throws -> [Box] {
+            var result: [Box] = []
+            var at = range.lowerBound
+            while at + 8 <= range.upperBound {
+                let head = try source.read(at: at, count: min(32, Int(range.upperBound - at)))
+                var size = Int64(BigEndian.u32(head, 0)), header: Int64 = 8
+                let type = String(decoding: head[4..<8], as: UTF8.self)
+                if size == 1, head.count >= 16 { size = Int64(clamping: TIFFStructure.u64(.big, head, 8)); header = 16 }
+                if size == 0 { size = range.upperBound - at }
+                var uuid: [UInt8]?
+                if type == "uuid", head.count >= Int(header) + 16 { uuid = Array(head[Int(header)..<Int(header) + 16]); header += 16 }
+                guard size >= header else {
+                    throw MetascrubError.malformed(format: "CR3", path: "\(path)/\(type)", offset: at, reason: "box smaller than its header")
+                }
+                // Compared before adding: a 64-bit size near 2^63 must not overflow.
+                var end = size > source.size - at ? source.size + 1 : at + size
+                if end > source.size {
+                    notes.append(Note(.warning, code: "damaged-input",
+                                      "damaged input: \(path)/\(type) at offset \(at) runs past the end of the file; its bytes are copied as they are",
+                                      offset: at))
+                    end = source.size
+                } else if end > range.upperBound {
+                    throw MetascrubError.malformed(format: "CR3", path: "\(path)/\(type)", offset: at, reason: "box runs past its container")
+                }
+                result.append(Box(type: type, offset: at, header: header, end: end, uuid: uuid))
+                at = end
+            }
+            return result
+        }
+
+        mutating func run() throws {
+            for box in try boxes(0..<source.size, path: "") {
+                switch (box.type, box.uuid) {
+                case ("moov", _): try movie(box)
+                case ("uuid", let u?) where u == CR3Scanner.xmpUUID: try xmp(box)
+                case ("uuid", let u?) where u == CR3Scanner.previewUUID:
+                    // 8 bytes of Canon fields, then the PRVW box.
+                    for child in try boxes(min(box.payload.lowerBound + 8, box.end)..<box.end, path: "uuid") where child.type == "PRVW" {
+                        try jpeg(in: child, path: "PRVW")
+                    }
+                case ("mdat", _): layout.imageData.append(box.payload)
+                default: continue
+                }
+            }
+        }
+
+        mutating func movie(_ moov: Box) throws {
+            for box in try boxes(moov.payload, path: "moov") {
+                switch box.type {
+                case "mvhd": try headerTimes(box, path: "moov/mvhd")
+                case "trak":
+                    for t in try boxes(box.payload, path: "moov/trak") {
+                        if t.type == "tkhd" { try headerTimes(t, path: "moov/trak/tkhd") }
+                        if t.type == "mdia" {
+                            for m in try boxes(t.payload, path: "moov/trak/mdia") {
+                                if m.type == "mdhd" { try headerTimes(m, path: "moov/trak/mdia/mdhd") }
+                                if m.type == "minf" { try timedMetadata(m) }
+                            }
+                        }
+                    }
+                case "uuid" where box.uuid == CR3Scanner.canonUUID:
+                    for child in try boxes(box.payload, path: "moov/uuid") {
+                        switch child.type {
+                        case "CMT1", "CMT2", "CMT3", "CMT4": try tiff(child)
+                        case "THMB": try jpeg(in: child, path: "moov/uuid/THMB")
+                        default: continue
+                        }
+                    }
+                default: continue
+                }
+            }
+        }
+
+        /// The CTMD track's records of type 1 (the capture time of each frame), blanked where they are. The
+        /// other records (exposure, lens, colour data the converter may read) stay.
+        mutating func timedMetadata(_ minf: Box) throws {
+            guard let stbl = try boxes(minf.payload, path: "minf").first(where: { $0.type == "stbl" }) else { return }
+            let table = try boxes(stbl.payload, path: "stbl")
+            func payload(_ type: String) throws -> [UInt8]? {
+                guard let b = table.first(where: { $0.type == type }), b.payload.count <= 16 << 20 else { return nil }
+                return try source.read(at: b.payload.lowerBound, count: Int(b.payload.count))
+            }
+            guard let stsd = try payload("stsd"), stsd.count >= 16, String(decoding: stsd[12..<16], as: UTF8.self) == "CTMD",
+                  let stsz = try payload("stsz"), stsz.count >= 12, let stsc = try payload("stsc"), stsc.count >= 8 else { return }
+            var chunks: [Int64] = []
+            if let co = try payload("co64"), co.count >= 8 {
+                chunks = (0..<min(BigEndian.u32(co, 4), (co.count - 8) / 8)).map { Int64(clamping: TIFFStructure.u64(.big, co, 8 + $0 * 8)) }
+            } else if let co = try payload("stco"), co.count >= 8 {
+                chunks = (0..<min(BigEndian.u32(co, 4), (co.count - 8) / 4)).map { Int64(BigEndian.u32(co, 8 + $0 * 4)) }
+            }
+            let constant = BigEndian.u32(stsz, 4), count = BigEndian.u32(stsz, 8)
+            guard count <= 1 << 20, constant != 0 || stsz.count >= 12 + count * 4 else { return }
+            let sizes = (0..<count).map { Int64(constant != 0 ? constant : BigEndian.u32(stsz, 12 + $0 * 4)) }
+            // stsc: (first chunk, samples per chunk) runs.
+            let runs = (0..<min(BigEndian.u32(stsc, 4), (stsc.count - 8) / 12)).map { (BigEndian.u32(stsc, 8 + $0 * 12), BigEndian.u32(stsc, 12 + $0 * 12)) }
+            var sample = 0
+            for (k, chunk) in chunks.enumerated() {
+                let perChunk = runs.last(where: { $0.0 <= k + 1 })?.1 ?? 1
+                var at = chunk
+                for _ in 0..<perChunk where sample < sizes.count {
+                    // Offsets and sizes come from the file: anything past its end is only noted.
+                    guard at >= 0, at <= source.size, sizes[sample] <= source.size - at else {
+                        beyondEnd(at)
+                        return
+                    }
+                    try ctmdSample(at..<at + sizes[sample])
+                    at += sizes[sample]
+                    sample += 1
+                }
+            }
+        }
+
+        mutating func beyondEnd(_ offset: Int64) {
+            notes.append(Note(.warning, code: "damaged-input",
+                              "damaged input: a CTMD sample at offset \(offset) lies beyond the end of the file; it is copied as it is",
+                              offset: offset))
+        }
+
+        mutating func ctmdSample(_ range: Range<Int64>) throws {
+            let bytes = try source.read(at: range.lowerBound, count: Int(range.count))
+            var at = 0
+            while at + 12 <= bytes.count {
+                let size = Int(ByteOrder.little.u32(bytes, at)), type = ByteOrder.little.u16(bytes, at + 4)
+                guard size >= 12, at + size <= bytes.count else { break }
+                let data = range.lowerBound + Int64(at + 12)..<range.lowerBound + Int64(at + size)
+                if type == 1, bytes[at + 12..<at + size].contains(where: { $0 != 0 }) {
+                    layout.holes.append(data)
+                    items.append(MetadataItem(key: "ctmd:TimeStamp", category: .time, location: "CTMD/record type 1", offset: data.lowerBound,
+                                              length: Int64(data.count), detail: "capture time of a frame in the CTMD track"))
+                    layout.actions[items.count - 1] = .blank(data)
+                }
+                at += size
+            }
+        }
+
+        /// Creation and modification times of a movie, track or media header (version 0: 32-bit, 1: 64-bit).
+        mutating func headerTimes(_ box: Box, path: String) throws {
+            guard box.payload.count >= 4 else { return }
+            let version = try source.read(at: box.payload.lowerBound, count: 1)[0]
+            let width: Int64 = version == 1 ? 8 : 4
+            let times = box.payload.lowerBound + 4..<box.payload.lowerBound + 4 + 2 * width
+            guard times.upperBound <= box.end, try source.read(at: times.lowerBound, count: Int(times.count)).contains(where: { $0 != 0 }) else { return }
+            items.append(MetadataItem(key: "quicktime:CreateDate", category: .time, location: path, offset: times.lowerBound,
+                                      length: Int64(times.count), detail: "creation and modification times"))
+            layout.actions[items.count - 1] = .blank(times)
+        }
+
+        mutating func xmp(_ box: Box) throws {
+            guard box.payload.count <= TIFFScanner.parseLimit else { return }
+            let packet = try source.read(at: box.payload.lowerBound, count: Int(box.payload.count))
+            guard packet.contains(where: { $0 != 0x20 && $0 != 0 }) else { return }
+            let keys = XMPItems.itemise(packet: packet, location: "uuid(XMP)", origin: box.payload.lowerBound, options: options,
+                                        into: &items, notes: &notes)
+            // An emptied packet itemises as one structural "xmp:packet": nothing left to remove.
+            if keys.count == 1, let only = keys.first, items[only.key].key == "xmp:packet", items[only.key].category == .structure {
+                items.removeLast()
+                return
+            }
+            layout.xmp.append(.init(ifd: nil, tag: 0, value: box.payload, packet: packet, keys: keys))
+        }
+
+        mutating func jpeg(in box: Box, path: String) throws {
+            let head = try source.read(at: box.payload.lowerBound, count: Int(min(48, box.payload.count)))
+            guard let start = (0..<max(0, head.count - 1)).first(where: { head[$0] == 0xFF && head[$0 + 1] == 0xD8 }) else { return }
+            let block = box.payload.lowerBound + Int64(start)..<box.end
+            layout.imageData.append(block)
+            for segment in try EmbeddedJPEG.metadataSegments(source, block) {
+                layout.holes.append(segment.payload)
+                items.append(MetadataItem(key: "preview:\(segment.name)", category: .embedded, location: "\(path)/\(segment.name)",
+                                          offset: segment.payload.lowerBound, length: Int64(segment.payload.count),
+                                          detail: "\(segment.name) segment of an embedded JPEG, \(segment.payload.count) bytes"))
+                layout.actions[items.count - 1] = .blank(segment.payload)
+            }
+        }
+
+        /// One CMT box: a TIFF counted from the box payload, scanned through a window.
+        mutating func tiff(_ box: Box) throws {
+            let window = WindowSource(source, box.payload)
+            var inner = RawTIFFScanner.Scanner(source: window, options: options, layout: RawTIFFLayout(structure: try RawTIFFScanner.structure(window)))
+            if box.type == "CMT1" { try inner.run() }
+            let ifd0 = box.type == "CMT1" ? nil
+                : try inner.structure.readIFD(window, at: inner.structure.firstIFD, path: box.type, visited: &inner.visited, notes: &inner.notes)
+            switch (box.type, ifd0) {
+            case (_, nil): break
+            case ("CMT2", let ifd0?): try inner.exifIFD(ifd0, path: "CMT2")
+            case ("CMT3", let ifd0?):
+                let entries = try MakerNoteIFD.entries(window, at: ifd0.offset, base: 0, order: inner.structure.order, note: 0..<window.size)
+                for entry in entries {
+                    guard let name = CR3Scanner.canonFields[entry.tag],
+                          try window.read(at: entry.value.lowerBound, count: Int(entry.value.count)).contains(where: { $0 != 0 }) else { continue }
+                    inner.add("makernote:Canon.\(name)", MakerNoteFields.category(name), location: "CMT3/Canon.\(name)", range: entry.value,
+                              action: .drop(ifd: ifd0.offset, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [],
+                                            order: inner.structure.order))
+                }
+            case (_, let ifd0?): // CMT4: the GPS directory, every entry removable on its own.
+                for entry in ifd0.entries {
+                    let key = ExifTagNames.name(tag: entry.tag, ifd: .gps) ?? String(format4hex: entry.tag)
+                    inner.add("exif:\(key)", .location, location: "CMT4/\(String(format4hex: entry.tag))", range: inner.range(entry),
+                              value: inner.text(entry), action: .drop(ifd: ifd0.offset, tag: entry.tag, zero: inner.outOfLine(entry),
+                                                                      order: inner.structure.order))
+                }
+            }
+            notes += inner.notes
+            let base = items.count
+            for var item in inner.items {
+                item.offset = item.offset.map { $0 + box.payload.lowerBound }
+                item.parent = item.parent.map { $0 + base }
+                items.append(item)
+            }
+            layout.absorb(inner.layout.shifted(by: box.payload.lowerBound, items: base))
+        }
+    }
+
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
+        // The layout's TIFF structure is only a placeholder here (every drop names its own byte order).
+        let placeholder = TIFFStructure(order: .little, isBig: false, fileSize: source.size, firstIFD: 0)
+        var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: placeholder))
+        try scanner.run()
+        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+    }
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubNative
+
+/// What the raw scanner found, for an in-place clean: every removable item and how it goes without moving a
+/// byte of anything else.
+public struct RawTIFFLayout: Sendable {
+    enum Action: Sendable {
+        /// Take the entry out of its IFD (the table is rewritten where it is, one entry shorter) and zero what
+        /// it pointed to: its out-of-line value, or a whole sub-IFD with its values. `order`: the IFD's byte
+        /// order (nil: the file's; maker notes may differ).
+        case drop(ifd: Int64, tag: UInt16, zero: [Range<Int64>], order: ByteOrder? = nil)
+        /// Overwrite with zeros, same length (maker-note fields, metadata segments of embedded JPEGs).
+        case blank(Range<Int64>)
+    }
+
+    struct XMPBlock: Sendable {
+        /// The IFD entry holding the packet; nil for a packet stored on its own (CR3's XMP box), which is
+        /// emptied in place instead of dropped.
+        var ifd: Int64?
+        var tag: UInt16
+        var value: Range<Int64>
+        var packet: [UInt8]
+        var keys: [Int: String]
+    }
+
+    var structure: TIFFStructure
+    var actions: [Int: Action] = [:]
+    var xmp: [XMPBlock] = []
+    /// Image data (strips, tiles, embedded JPEGs) that must come out byte-identical apart from `holes`.
+    var imageData: [Range<Int64>] = []
+    /// Ranges the cleaner may overwrite inside `imageData` (metadata segments of embedded JPEGs).
+    var holes: [Range<Int64>] = []
+
+    /// This layout with every offset moved by `base` and every item index by `items` (a TIFF found inside
+    /// another container, scanned through a window that starts at `base`).
+    func shifted(by base: Int64, items: Int) -> RawTIFFLayout {
+        func move(_ r: Range<Int64>) -> Range<Int64> { r.lowerBound + base..<r.upperBound + base }
+        var result = RawTIFFLayout(structure: structure)
+        for (item, action) in actions {
+            switch action {
+            case .drop(let ifd, let tag, let zero, let order):
+                result.actions[item + items] = .drop(ifd: ifd + base, tag: tag, zero: zero.map(move), order: order ?? structure.order)
+            case .blank(let r):
+                result.actions[item + items] = .blank(move(r))
+            }
+        }
+        result.xmp = xmp.map { XMPBlock(ifd: $0.ifd.map { $0 + base }, tag: $0.tag, value: move($0.value), packet: $0.packet,
+                                        keys: Dictionary(uniqueKeysWithValues: $0.keys.map { ($0.key + items, $0.value) })) }
+        result.imageData = imageData.map(move)
+        result.holes = holes.map(move)
+        return result
+    }
+
+    mutating func absorb(_ other: RawTIFFLayout) {
+        actions.merge(other.actions) { a, _ in a }
+        xmp += other.xmp
+        imageData += other.imageData
+        holes += other.holes
+    }
+}
+
+/// Scans a TIFF-structured camera raw (DNG, CR2, NEF/NRW, ARW/SR2, PEF, ORF, RW2) for what can be removed in
+/// place. Everything a raw converter reads stays and is not listed: image and sensor tags, DNG colour and
+/// calibration tags, maker-specific IFD0 tags, Make and Model (converters identify the camera by them),
+/// exposure and lens data, and the maker note itself, whose identifying fields are listed one by one.
+enum RawTIFFScanner {
+    /// Removable entries of image IFDs (IFD0, later IFDs, SubIFDs).
+    static let imageIFDTags: Set<UInt16> = [
+        0x010D, 0x010E, 0x011D, 0x0131, 0x0132, 0x013B, 0x013C, 0x8298, 0x9C9B, 0x9C9C, 0x9C9D, 0x9C9E, 0x9C9F,
+        0x9003, 0x9004, 0xA420, 0xA430, 0xA431, 0xA435, 0x83BB, 0x8649,
+        // DNG: serial, private maker data (a copy of the maker note), raw data ID, original file name/data/digest,
+        // preview application, settings and time.
+        0xC62F, 0xC634, 0xC65D, 0xC68B, 0xC68C, 0xC68D, 0xC71C, 0xC71D, 0xC71E, 0xC71F, 0xC721,
+    ]
+    /// Removable entries of the EXIF IFD: times, serials, owner, unique ID, comment.
+    static let exifIFDTags: Set<UInt16> = [
+        0x9003, 0x9004, 0x9010, 0x9011, 0x9012, 0x9290, 0x9291, 0x9292, 0x9286, 0xA420, 0xA430, 0xA431, 0xA435,
+    ]
+    static let otherNames: [UInt16: (String, Category)] = [
+        0xC62F: ("CameraSerialNumber", .device), 0xC634: ("DNGPrivateData", .device), 0xC65D: ("RawDataUniqueID", .identity),
+        0xC68B: ("OriginalRawFileName", .identity), 0xC68C: ("OriginalRawFileData", .embedded), 0xC68D: ("OriginalRawFileDigest", .identity),
+        0xC71C: ("PreviewApplicationName", .software), 0xC71D: ("PreviewApplicationVersion", .software),
+        0xC71E: ("PreviewSettingsName", .software), 0xC71F: ("PreviewSettingsDigest", .software), 0xC721: ("PreviewDateTime", .time),
+        0xA430: ("CameraOwnerName", .identity), 0xA431: ("BodySerialNumber", .device), 0xA435: ("LensSerialNumber", .device),
+    ]
+    /// Panasonic RW2 keeps a full JPEG (with its own EXIF) in this IFD0 tag.
+    static let jpgFromRawTag: UInt16 = 0x002E
+    static let makerNoteTag: UInt16 = 0x927C
+    static let exiv2Limit: Int64 = 512 << 20
+
+    static func structure(_ source: any ByteSource) throws -> TIFFStructure {
+        let head = try source.read(at: 0, count: 8, format: "raw", path: "header")
+        let order: ByteOrder
+        switch (head[0], head[1]) {
+        case (0x49, 0x49): order = .little
+        case (0x4D, 0x4D): order = .big
+        default: throw MetascrubError.malformed(format: "raw", path: "header", offset: 0, reason: "no byte-order mark")
+        }
+        // 42: TIFF (DNG, CR2, NEF, ARW, PEF); 0x55: Panasonic RW2; "RO"/"RS": Olympus ORF.
+        guard [42, 0x55, 0x4F52, 0x5352].contains(order.u16(head, 2)) else {
+            throw MetascrubError.unsupported(format: "raw", reason: "only classic-TIFF raw layouts are cleaned (version \(order.u16(head, 2)))")
+        }
+        return TIFFStructure(order: order, isBig: false, fileSize: source.size, firstIFD: Int64(order.u32(head, 4)))
+    }
+
+    struct Scanner {
+        let source: any ByteSource
+        let options: ScanOptions
+        var layout: RawTIFFLayout
+        var items: [MetadataItem] = []
+        var notes: [Note] = []
+        var visited = Set<Int64>()
+        var make = ""
+        var makerNotes: [(range: Range<Int64>, path: String)] = []
+        var structure: TIFFStructure { layout.structure }
+
+        mutating func run() throws {
+            var offset = structure.firstIFD
+            var index = 0
+            while offset != 0 {
+                let ifd = try structure.readIFD(source, at: offset, path: "IFD\(index)", visited: &visited, notes: &notes)
+                if index == 0, let entry = ifd.entry(0x010F) {
+                    make = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
+                }
+                try image(ifd, path: "IFD\(index)")
+                offset = ifd.next
+                index += 1
+            }
+            for note in makerNotes { try makerNote(note.range, path: note.path) }
+        }
+
+        mutating func add(_ key: String, _ category: Category, location: String, range: Range<Int64>?, value: String? = nil,
+                          detail: String? = nil, parent: Int? = nil, action: RawTIFFLayout.Action?) {
+            items.append(MetadataItem(key: key, category: category, location: location, offset: range?.lowerBound,
+                                      length: range.map { Int64($0.count) }, value: options.includeValues ? value : nil,
+                                      detail: detail, parent: parent))
+            if let action { layout.actions[items.count - 1] = action }
+        }
+
+        func range(_ entry: TIFFStructure.Entry) -> Range<Int64> { entry.valueOffset..<entry.valueOffset + entry.byteCount }
+
+        /// Out-of-line values only: an inline value goes with its entry.
+        func outOfLine(_ entry: TIFFStructure.Entry) -> [Range<Int64>] {
+            entry.byteCount > structure.inlineCapacity ? [range(entry)] : []
+        }
+
+        func text(_ entry: TIFFStructure.Entry) -> String? {
+            guard options.includeValues, entry.byteCount <= 4096, let b = try? structure.bytes(source, entry) else { return nil }
+            return ExifValue.render(ExifEntry(tag: entry.tag, type: entry.type, count: UInt32(clamping: entry.count), value: b, valueOffset: 0),
+                                    order: structure.order)
+        }
+
+        mutating func image(_ ifd: TIFFStructure.IFD, path: String) throws {
+            for entry in ifd.entries {
+                let location = "\(path)/\(String(format4hex: entry.tag))"
+                switch entry.tag {
+                case TIFFScanner.exifIFDTag:
+                    if let at = try structure.integers(source, entry)?.first {
+                        try exifIFD(try structure.readIFD(source, at: Int64(at), path: "\(path)/ExifIFD", visited: &visited, notes: &notes),
+                                    path: "\(path)/ExifIFD")
+                    }
+                case TIFFScanner.gpsIFDTag:
+                    try gps(ifd, entry, path: "\(path)/GPS")
+                case TIFFScanner.subIFDsTag:
+                    for (k, at) in (try structure.integers(source, entry) ?? []).enumerated() {
+                        try image(try structure.readIFD(source, at: Int64(at), path: "\(path)/SubIFD\(k)", visited: &visited, notes: &notes),
+                                  path: "\(path)/SubIFD\(k)")
+                    }
+                case TIFFScanner.xmpTag where entry.byteCount <= TIFFScanner.parseLimit:
+                    let packet = try structure.bytes(source, entry)
+                    let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: entry.valueOffset, options: options,
+                                                into: &items, notes: &notes)
+                    layout.xmp.append(.init(ifd: ifd.offset, tag: entry.tag, value: range(entry), packet: packet, keys: keys))
+                case jpgFromRawTag where path == "IFD0":
+                    try embeddedJPEG(range(entry), path: "\(location)/JpgFromRaw")
+                case let tag where RawTIFFScanner.imageIFDTags.contains(tag):
+                    var (key, category) = name(tag, directory: .ifd0)
+                    if tag == TIFFScanner.iptcTag { (key, category) = ("iptc:block", .content) }
+                    if tag == TIFFScanner.photoshopTag { (key, category) = ("photoshop:resources", .content) }
+                    add(key, category, location: location, range: range(entry), value: text(entry),
+                        action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
+                    if tag == TIFFScanner.iptcTag || tag == TIFFScanner.photoshopTag, entry.byteCount <= TIFFScanner.parseLimit {
+                        let parent = items.count - 1, first = items.count
+                        PhotoshopItems.itemise(irbOrIPTC: try structure.bytes(source, entry), origin: entry.valueOffset, location: location,
+                                               options: options, into: &items, notes: &notes)
+                        for i in first..<items.count where items[i].parent == nil { items[i].parent = parent }
+                    }
+                default:
+                    continue
+                }
+            }
+            for (offsets, counts) in TIFFScanner.dataPairs {
+                guard let o = ifd.entry(offsets), let c = ifd.entry(counts), let starts = try structure.integers(source, o),
+                      let lengths = try structure.integers(source, c), starts.count == lengths.count else { continue }
+                var outside: [UInt64] = []
+                defer {
+                    if let first = outside.first {
+                        notes.append(Note(.warning, code: "damaged-input",
+                                          "damaged input: \(outside.count) image data block(s) of \(path), the first at offset \(first), lie beyond the end of the file; the file is cleaned in place and those blocks cannot be verified",
+                                          offset: Int64(clamping: first)))
+                    }
+                }
+                for (start, length) in zip(starts, lengths) {
+                    guard start <= UInt64(structure.fileSize), length <= UInt64(structure.fileSize) - start else {
+                        outside.append(start)
+                        continue
+                    }
+                    let block = Int64(start)..<Int64(start + length)
+                    layout.imageData.append(block)
+                    try embeddedJPEG(block, path: "\(path) image data")
+                }
+            }
+        }
+
+        mutating func exifIFD(_ ifd: TIFFStructure.IFD, path: String) throws {
+            for entry in ifd.entries {
+                let location = "\(path)/\(String(format4hex: entry.tag))"
+                if entry.tag == RawTIFFScanner.makerNoteTag {
+                    makerNotes.append((range(entry), "\(path)/MakerNote"))
+                } else if RawTIFFScanner.exifIFDTags.contains(entry.tag) {
+                    let (key, category) = name(entry.tag, directory: .exif)
+                    add(key, category, location: location, range: range(entry), value: text(entry),
+                        action: .drop(ifd: ifd.offset, tag: entry.tag, zero: outOfLine(entry)))
+                }
+            }
+        }
+
+        /// The GPS IFD goes whole: its pointer entry out, its table and values zeroed.
+        mutating func gps(_ owner: TIFFStructure.IFD, _ pointer: TIFFStructure.Entry, path: String) throws {
+            guard let at = try structure.integers(source, pointer)?.first else { return }
+            let ifd = try structure.readIFD(source, at: Int64(at), path: path, visited: &visited, notes: &notes)
+            let table = ifd.offset..<ifd.offset + 2 + Int64(ifd.entries.count) * 12 + 4
+            add("exif:GPSInfo", .location, location: path, range: table, detail: "GPS IFD, \(ifd.entries.count) entries",
+                action: .drop(ifd: owner.offset, tag: pointer.tag, zero: [table] + ifd.entries.flatMap(outOfLine)))
+            let parent = items.count - 1
+            for entry in ifd.entries {
+                let key = ExifTagNames.name(tag: entry.tag, ifd: .gps) ?? String(format4hex: entry.tag)
+                add("exif:\(key)", .location, location: "\(path)/\(String(format4hex: entry.tag))", range: range(entry), value: text(entry),
+                    parent: parent, action: nil)
+            }
+        }
+
+        func name(_ tag: UInt16, directory: ExifDirectory) -> (String, Category) {
+            if let (name, category) = RawTIFFScanner.otherNames[tag] { return ("exif:\(name)", category) }
+            let kind = ExifItems.libexifKind(directory)
+            let name = ExifTagNames.name(tag: tag, ifd: kind) ?? ExifTagNames.name(tag: tag, ifd: .exif) ?? String(format4hex: tag)
+            return ("exif:\(name)", ExifItems.category(tag: tag, directory: directory, name: name))
+        }
+
+        /// Metadata segments (APP1–APP15 except ICC and Adobe, COM) of a JPEG kept inside the raw (previews,
+        /// thumbnails, RW2's JpgFromRaw): blanked in place, so the preview still decodes and keeps its size.
+        mutating func embeddedJPEG(_ block: Range<Int64>, path: String) throws {
+            for segment in try EmbeddedJPEG.metadataSegments(source, block) {
+                layout.holes.append(segment.payload)
+                add("preview:\(segment.name)", .embedded, location: "\(path)/\(segment.name)", range: segment.payload,
+                    detail: "\(segment.name) segment of an embedded JPEG, \(segment.payload.count) bytes", action: .blank(segment.payload))
+            }
+        }
+
+        /// Identifying fields of a maker note, located entry by entry and named by exiv2 (or by the table of
+        /// notes exiv2 does not decode). A named identifying field that cannot be located refuses the file.
+        mutating func makerNote(_ note: Range<Int64>, path: String) throws {
+            guard let ifd = try MakerNoteIFD.locate(source, note: note, make: make, order: structure.order) else {
+                notes.append(Note(.warning, code: "makernote-unknown", "maker note of an unlisted layout; it is kept as it is", offset: note.lowerBound))
+                return
+            }
+            var named: [(number: Int, size: Int, name: String)] = []
+            if let table = MakerNoteFields.undecoded[ifd.vendor] {
+                named = table.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)") }
+            } else {
+                let standard: Set<String> = ["Image", "Photo", "GPSInfo", "Iop", "Thumbnail", "Image2", "Image3", "SubImage1", "SubImage2",
+                                             "SubImage3", "SubImage4", "SubImage5", "SubThumb1", "MpfInfo", "MakerNote"]
+                for tag in try exiv2Tags() where !standard.contains(tag.group) && !tag.name.hasPrefix("0x") && MakerNoteFields.isIdentifying(tag.name) {
+                    named.append((tag.number, tag.size, "\(tag.group).\(tag.name)"))
+                }
+            }
+            var unlocated: [String] = []
+            for field in named {
+                let group = String(field.name.prefix { $0 != "." })
+                let where_: Range<Int64>
+                var action: RawTIFFLayout.Action
+                if let entry = ifd.entries.first(where: { Int($0.tag) == field.number && (field.size < 0 || Int64(field.size) == Int64($0.value.count)) }) {
+                    // A whole entry leaves the maker-note IFD (readers then show nothing, not a zero); the other
+                    // entries' values stay where they are.
+                    where_ = entry.value
+                    action = .drop(ifd: ifd.offset, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: ifd.order)
+                } else if let (parent, unit) = MakerNoteFields.arrays[group], let array = ifd.entries.first(where: { $0.tag == parent }),
+                          field.size > 0, Int64(field.number) * unit + Int64(field.size) <= Int64(array.value.count) {
+                    // An element of a binary array (exiv2 numbers them by their index in units of the element type).
+                    let at = array.value.lowerBound + Int64(field.number) * unit
+                    where_ = at..<at + Int64(field.size)
+                    action = .blank(where_)
+                } else {
+                    if field.size >= 0 { unlocated.append(field.name) }
+                    continue
+                }
+                let value = try source.read(at: where_.lowerBound, count: Int(where_.count))
+                guard value.contains(where: { $0 != 0 }) else { continue }
+                add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
+                    value: options.includeValues ? ValueText.render(value[...]) : nil, action: action)
+            }
+            if !unlocated.isEmpty {
+                throw MetascrubError.unsupported(format: "camera raw", reason:
+                    "identifying maker-note fields inside a sub-structure cannot be located for blanking in place: \(Set(unlocated).sorted().joined(separator: ", "))")
+            }
+        }
+
+        /// exiv2's decoding of the whole file (the header made a plain TIFF one for RW2 and ORF), for names.
+        func exiv2Tags() throws -> [DecodedTag] {
+            guard structure.fileSize <= RawTIFFScanner.exiv2Limit else {
+                throw MetascrubError.limitExceeded(format: "camera raw", path: "maker note", offset: 0, limit: "512 MiB for maker-note decoding")
+            }
+            var bytes = try source.read(at: 0, count: Int(structure.fileSize))
+            bytes.replaceSubrange(2..<4, with: structure.order.bytes(UInt16(42)))
+            return (try? Exiv2.decodeExif(tiff: bytes)) ?? []
+        }
+    }
+
+    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
+        var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: try structure(source)))
+        try scanner.run()
+        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+    }
+}
