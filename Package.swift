@@ -33,6 +33,7 @@ let package = Package(
         // reach it through dlopen on first use (see NativeLibraries.swift).
         systemLibrary("CFFmpeg", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
+        systemLibrary("CWebP", pkgConfig: "libwebp", apt: ["libwebp-dev"]),
         systemLibrary("CNettle", pkgConfig: "nettle", apt: ["nettle-dev"]),
         // exiv2 is C++: a small C API over it, every call inside try/catch.
         .target(
@@ -47,13 +48,15 @@ let package = Package(
 
         // Linux system calls Glibc's module does not export.
         .target(name: "CPlatform"),
+        // libjxl's decoder through dlopen (headers from libjxl-dev; see the header for why it is not linked).
+        .target(name: "CJXLLoader"),
 
         // FFmpeg through dlopen on first use (never linked: it costs ~40 ms per process start). FFmpeg's
         // headers give the types; a plain C API faces Swift.
         .target(name: "CAVBridge"),
 
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
-        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CZlib"]),
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
         .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge"]),

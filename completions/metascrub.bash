@@ -222,7 +222,7 @@ _metascrub_clean() {
     repeating_flags=()
     non_repeating_flags=(--in-place --staged --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --faststart --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
-    non_repeating_options=(-o --output --output-dir --policy --format --report --jobs --config)
+    non_repeating_options=(-o --output --output-dir --convert --quality --policy --format --report --jobs --config)
     __metascrub_offer_flags_options -1
 
     # Offer option value completions
@@ -231,6 +231,13 @@ _metascrub_clean() {
         return
         ;;
     '--output-dir')
+        return
+        ;;
+    '--convert')
+        __metascrub_add_completions -W 'jpeg'$'\n''png'
+        return
+        ;;
+    '--quality')
         return
         ;;
     '--policy')

@@ -25,7 +25,7 @@ function __metascrub_parse_tokens -S
         case 'scan'
             __metascrub_parse_subcommand -r 1 'staged' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
         case 'clean'
-            __metascrub_parse_subcommand -r 1 'o/output=' 'output-dir=' 'in-place' 'staged' 'exit-code' 'keep-mtime' 'no-keep-mtime' 'allow-uncleaned' 'no-allow-uncleaned' 'faststart' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
+            __metascrub_parse_subcommand -r 1 'o/output=' 'output-dir=' 'in-place' 'staged' 'exit-code' 'keep-mtime' 'no-keep-mtime' 'allow-uncleaned' 'no-allow-uncleaned' 'faststart' 'convert=' 'quality=' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
         case 'hook'
             __metascrub_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
@@ -135,6 +135,8 @@ complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_op
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" allow-uncleaned' -l 'allow-uncleaned' -d 'Copy (or leave) media that cannot be cleaned, such as camera raws, unchanged with a warning instead of failing.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" no-allow-uncleaned' -l 'no-allow-uncleaned' -d 'Copy (or leave) media that cannot be cleaned, such as camera raws, unchanged with a warning instead of failing.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" faststart' -l 'faststart' -d 'MP4/MOV: put the movie box before the sample data, so playback can start while downloading.'
+complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" convert' -l 'convert' -d 'Convert HEIC/HEIF/AVIF and JPEG XL to jpeg or png while cleaning (a re-encode, verified by PSNR against the original\'s render; --output-dir outputs get the new extension).' -rfka 'jpeg png'
+complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" quality' -l 'quality' -d 'JPEG quality for --convert jpeg (1-100; default 92).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" policy' -l 'policy' -d 'Policy: a shipped name (strict, share, location) or a YAML file. Default: strict.' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" format' -l 'format' -d 'Report format on standard output: text, json, sarif or brief (one line per file that needs attention).' -rfka 'text json sarif brief'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" json' -l 'json' -d 'Shorthand for --format json.'

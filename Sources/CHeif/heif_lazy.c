@@ -126,3 +126,34 @@ void heif_image_release(const struct heif_image* a0) {
     void (*f)(const struct heif_image*) = resolve("heif_image_release");
     if (f) f(a0);
 }
+
+// Metadata items of the primary image, for conversions that carry what the policy keeps (issue 16).
+int heif_image_handle_get_number_of_metadata_blocks(const struct heif_image_handle* a0, const char* a1) {
+    int (*f)(const struct heif_image_handle*, const char*) = resolve("heif_image_handle_get_number_of_metadata_blocks");
+    return f ? f(a0, a1) : 0;
+}
+
+int heif_image_handle_get_list_of_metadata_block_IDs(const struct heif_image_handle* a0, const char* a1, heif_item_id* a2, int a3) {
+    int (*f)(const struct heif_image_handle*, const char*, heif_item_id*, int) = resolve("heif_image_handle_get_list_of_metadata_block_IDs");
+    return f ? f(a0, a1, a2, a3) : 0;
+}
+
+const char* heif_image_handle_get_metadata_type(const struct heif_image_handle* a0, heif_item_id a1) {
+    const char* (*f)(const struct heif_image_handle*, heif_item_id) = resolve("heif_image_handle_get_metadata_type");
+    return f ? f(a0, a1) : NULL;
+}
+
+const char* heif_image_handle_get_metadata_content_type(const struct heif_image_handle* a0, heif_item_id a1) {
+    const char* (*f)(const struct heif_image_handle*, heif_item_id) = resolve("heif_image_handle_get_metadata_content_type");
+    return f ? f(a0, a1) : NULL;
+}
+
+size_t heif_image_handle_get_metadata_size(const struct heif_image_handle* a0, heif_item_id a1) {
+    size_t (*f)(const struct heif_image_handle*, heif_item_id) = resolve("heif_image_handle_get_metadata_size");
+    return f ? f(a0, a1) : 0;
+}
+
+struct heif_error heif_image_handle_get_metadata(const struct heif_image_handle* a0, heif_item_id a1, void* a2) {
+    struct heif_error (*f)(const struct heif_image_handle*, heif_item_id, void*) = resolve("heif_image_handle_get_metadata");
+    return f ? f(a0, a1, a2) : unavailable;
+}

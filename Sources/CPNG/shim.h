@@ -6,6 +6,8 @@
 
 // Compound format macros are not imported by Swift; expose them as functions.
 static inline png_uint_32 cpng_format_rgba(void) { return PNG_FORMAT_RGBA; }
+static inline png_uint_32 cpng_format_rgb(void) { return PNG_FORMAT_RGB; }
+static inline png_uint_32 cpng_format_gray(void) { return PNG_FORMAT_GRAY; }
 static inline png_uint_32 cpng_format_linear_rgb_alpha(void) { return PNG_FORMAT_LINEAR_RGB_ALPHA; }
 static inline png_uint_32 cpng_format_flag_linear(void) { return PNG_FORMAT_FLAG_LINEAR; }
 static inline png_uint_32 cpng_image_version(void) { return PNG_IMAGE_VERSION; }

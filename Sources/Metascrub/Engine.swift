@@ -37,7 +37,7 @@ public struct Engine: Sendable {
 
     public func clean(_ files: [InputFile], output: OutputMode, progress: ProgressMeter? = nil) async -> Report {
         let processor = FileProcessor(options: options)
-        let clashes = Self.outputClashes(files, output)
+        let clashes = Self.outputClashes(files, output, renaming: options.conversion.target ?? options.policy.convert)
         let reports = await run(files, progress: progress) { file in
             if clashes.contains(file.path) {
                 var report = FileReport(path: file.path, status: .error)
@@ -72,12 +72,14 @@ public struct Engine: Sendable {
 
     /// With several inputs mirrored into one folder, two files can map to one output path (`a/x.jpg` and
     /// `b/x.jpg` given as files). The later ones are refused rather than silently overwriting the first.
-    static func outputClashes(_ files: [InputFile], _ output: OutputMode) -> Set<String> {
+    /// With a conversion, `IMG_1.HEIC` is written as `IMG_1.jpg`, so it clashes with an `IMG_1.jpg` beside it:
+    /// the later input is refused, never overwritten.
+    static func outputClashes(_ files: [InputFile], _ output: OutputMode, renaming conversion: ConversionTarget? = nil) -> Set<String> {
         guard case .directory = output else { return [] }
         var seen = Set<String>()
         var clashes = Set<String>()
         for file in files where file.problem == nil && file.skip == nil {
-            if !seen.insert(file.relative).inserted { clashes.insert(file.path) }
+            if !seen.insert(ConversionOptions.mirroredName(file.relative, conversion)).inserted { clashes.insert(file.path) }
         }
         return clashes
     }

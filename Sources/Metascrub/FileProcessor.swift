@@ -31,6 +31,8 @@ public struct ProcessingOptions: Sendable {
     public var digests = true
     /// The format table detection reads (the registry's; tests put a faulty handler in a row to see verification fail).
     public var formats: [FormatEntry] = FormatRegistry.entries
+    /// `--convert`/`--quality`: HEIC/HEIF/AVIF and JPEG XL written as JPEG or PNG (see `ImageConverter`).
+    public var conversion = ConversionOptions()
 
     public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem(),
                 keepModificationTime: Bool = false, allowUncleaned: Bool = false) {
@@ -165,6 +167,13 @@ public struct FileProcessor: Sendable {
                 report.format = entry.format.id
                 try uncleaned(source, format: entry.format.name, reason: entry.unsupportedReason ?? "no cleaner",
                               target: target, mode: mode, report: &report)
+            case .handled(let entry, let handler) where options.conversionTarget(for: entry.format.id) != nil:
+                report.format = entry.format.id
+                let conversion = options.conversionTarget(for: entry.format.id)!
+                try ImageConverter(options: options).convert(
+                    source, handler: handler, format: entry.format.id, to: conversion,
+                    target: try ImageConverter.target(for: input, mode: mode, conversion: conversion),
+                    createFolders: { if case .directory = mode { true } else { false } }(), report: &report)
             case .handled(let entry, let handler):
                 report.format = entry.format.id
                 do {
@@ -220,10 +229,15 @@ public struct FileProcessor: Sendable {
             }
             return
         }
-        let writer = AtomicWriter(fileSystem: options.fileSystem)
-        var result = CleanResult(method: .remux)
         let createFolders: Bool
         if case .directory = mode { createFolders = true } else { createFolders = false }
+        if let need = scan.reencodableBake(input: source, plan: plan) {
+            try OrientationReencoder(options: options).clean(source, scan: scan, findings: findings, plan: plan,
+                                                             need: need, target: target, createFolders: createFolders, report: &report)
+            return
+        }
+        let writer = AtomicWriter(fileSystem: options.fileSystem)
+        var result = CleanResult(method: .remux)
         try writer.replace(target, createFolders: createFolders, write: { sink in
             result = try scan.clean(source, plan: plan, to: sink)
         }, check: { temp in
@@ -327,7 +341,7 @@ public struct FileProcessor: Sendable {
 
     /// Every written file keeps the original's permission bits (the temp file starts as 0600, which would
     /// make a published site unreadable), and with --keep-mtime its times.
-    private func applyAttributes(from source: FileByteSource, toTemp temp: String) throws {
+    func applyAttributes(from source: FileByteSource, toTemp temp: String) throws {
         let fs = options.fileSystem
         var st = stat()
         guard let sourceFD = source.fileDescriptor, fstat(sourceFD, &st) == 0 else { return }

@@ -24,7 +24,7 @@ public enum HEIFDecoder {
 
     static func decodePrimary(_ input: Input, applyTransformations: Bool) throws -> RGBA {
         try withPrimaryImage(input, colorspace: heif_colorspace_RGB, chroma: heif_chroma_interleaved_RGBA,
-                             applyTransformations: applyTransformations) { image in
+                             applyTransformations: applyTransformations) { image, _ in
             var stride: Int32 = 0
             let width = Int(heif_image_get_width(image, heif_channel_interleaved))
             let height = Int(heif_image_get_height(image, heif_channel_interleaved))
@@ -52,9 +52,10 @@ public enum HEIFDecoder {
         case memory([UInt8])
     }
 
-    private static func withPrimaryImage<T>(
+    /// Decodes the primary image and hands `body` the decoded image and its handle (both freed afterwards).
+    static func withPrimaryImage<T>(
         _ input: Input, colorspace: heif_colorspace, chroma: heif_chroma, applyTransformations: Bool,
-        _ body: (OpaquePointer) throws -> T
+        _ body: (_ image: OpaquePointer, _ handle: OpaquePointer) throws -> T
     ) throws -> T {
         guard let context = heif_context_alloc() else { throw NativeError.library(name: "libheif", message: "out of memory") }
         defer { heif_context_free(context) }
@@ -70,6 +71,8 @@ public enum HEIFDecoder {
         try check(heif_context_get_primary_image_handle(context, &handle))
         guard let handle else { throw NativeError.library(name: "libheif", message: "no primary image") }
         defer { heif_image_handle_release(handle) }
+        let chroma = chroma == heif_chroma_interleaved_RGB && heif_image_handle_has_alpha_channel(handle) != 0
+            ? heif_chroma_interleaved_RGBA : chroma
         guard let options = heif_decoding_options_alloc() else { throw NativeError.library(name: "libheif", message: "out of memory") }
         defer { heif_decoding_options_free(options) }
         options.pointee.ignore_transformations = applyTransformations ? 0 : 1
@@ -77,10 +80,10 @@ public enum HEIFDecoder {
         try check(heif_decode_image(handle, &image, colorspace, chroma, options))
         guard let image else { throw NativeError.library(name: "libheif", message: "decoding gave no image") }
         defer { heif_image_release(image) }
-        return try body(image)
+        return try body(image, handle)
     }
 
-    private static func check(_ error: heif_error) throws {
+    static func check(_ error: heif_error) throws {
         guard error.code != heif_error_Ok else { return }
         let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
         throw NativeError.library(name: "libheif", message: message)

@@ -5,6 +5,8 @@ import Metascrub
 import MetascrubCore
 import MetascrubFormats
 
+extension ConversionTarget: ExpressibleByArgument {}
+
 struct CleanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clean",
@@ -44,6 +46,12 @@ struct CleanCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "MP4/MOV: put the movie box before the sample data, so playback can start while downloading.")
     var faststart = false
 
+    @Option(name: .long, help: ArgumentHelp("Convert HEIC/HEIF/AVIF and JPEG XL to jpeg or png while cleaning (a re-encode, verified by PSNR against the original's render; --output-dir outputs get the new extension).", valueName: "format"))
+    var convert: ConversionTarget?
+
+    @Option(name: .long, help: ArgumentHelp("JPEG quality for --convert jpeg (1-100; default 92).", valueName: "n"))
+    var quality: Int?
+
     @OptionGroup var options: ReportOptions
 
     func validate() throws {
@@ -58,11 +66,17 @@ struct CleanCommand: AsyncParsableCommand {
         }
         if paths.contains("-"), output == nil { throw ValidationError("standard input (-) needs --output FILE or --output -") }
         if output == "-", paths != ["-"], paths.count != 1 { throw ValidationError("--output - takes one input") }
+        if convert != nil, inPlace || staged || output == "-" || paths == ["-"] {
+            throw ValidationError("--convert writes a file of another format: use --output FILE or --output-dir DIR")
+        }
+        if let quality, !(1...100).contains(quality) { throw ValidationError("--quality must be between 1 and 100") }
+        if quality != nil, convert == nil { throw ValidationError("--quality applies to --convert jpeg") }
     }
 
     func run() async throws {
         let settings = try options.settings(WorkflowSettings(keepMtime: keepMtime, allowUncleaned: allowUncleaned))
-        let engine = try options.engine(settings, layout: LayoutOptions(faststart: faststart))
+        var engine = try options.engine(settings, layout: LayoutOptions(faststart: faststart))
+        engine.options.conversion = ConversionOptions(target: convert, quality: quality)
         if staged {
             let meter = options.progressMeter()
             let report = try await stagedClean(engine, settings, meter)

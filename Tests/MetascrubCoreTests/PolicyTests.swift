@@ -22,6 +22,28 @@ final class PolicyTests: XCTestCase {
         XCTAssertEqual(BuiltinPolicies.defaultName, "strict")
     }
 
+    /// Issue 16: `convert:` needs `reencode: true`; `min-psnr:` is a number of decibels.
+    func testConvertAndMinimumPSNRSettings() throws {
+        let policy = try PolicyLoader.load(yaml: "schema: 1\nname: c\nreencode: true\nconvert: jpeg\nmin-psnr: 42.5\n", file: "c.yaml")
+        XCTAssertEqual(policy.convert, .jpeg)
+        XCTAssertEqual(policy.minimumPSNR, 42.5)
+        let whole = try PolicyLoader.load(yaml: "schema: 1\nname: c\nmin-psnr: 38\n", file: "c.yaml")
+        XCTAssertEqual(whole.minimumPSNR, 38)
+        XCTAssertNil(whole.convert)
+        XCTAssertEqual(whole.minimumPSNR == Policy.defaultMinimumPSNR, false)
+        for shipped in ["strict", "share", "location"] {
+            let p = try PolicyCatalog.builtin(shipped)
+            XCTAssertFalse(p.allowReencode, shipped)
+            XCTAssertNil(p.convert, shipped)
+            XCTAssertEqual(p.minimumPSNR, Policy.defaultMinimumPSNR, shipped)
+        }
+        XCTAssertThrowsError(try PolicyLoader.load(yaml: "schema: 1\nname: c\nconvert: png\n", file: "c.yaml")) { error in
+            XCTAssertTrue("\(error)".contains("reencode: true"), "\(error)")
+        }
+        XCTAssertThrowsError(try PolicyLoader.load(yaml: "schema: 1\nname: c\nreencode: true\nconvert: gif\n", file: "c.yaml"))
+        XCTAssertThrowsError(try PolicyLoader.load(yaml: "schema: 1\nname: c\nmin-psnr: loud\n", file: "c.yaml"))
+    }
+
     func testStrictKeepsOnlyRendering() throws {
         let strict = try PolicyCatalog.builtin("strict")
         XCTAssertEqual(strict.decide(item("exif:GPSLatitude", .location)).0, .remove)

@@ -66,7 +66,7 @@ final class ReportTests: XCTestCase {
         let run = try XCTUnwrap((json["runs"] as? [[String: Any]])?.first)
         let driver = try XCTUnwrap((run["tool"] as? [String: Any])?["driver"] as? [String: Any])
         let rules = try XCTUnwrap(driver["rules"] as? [[String: Any]])
-        XCTAssertEqual(rules.count, Category.allCases.count + 1)
+        XCTAssertEqual(rules.count, Category.allCases.count + 2, "one per category, then metascrub/error and metascrub/reencode")
         let results = try XCTUnwrap(run["results"] as? [[String: Any]])
         XCTAssertEqual(results.map { $0["ruleId"] as? String }, ["metascrub/location", "metascrub/error"])
         let fingerprint = (results[0]["partialFingerprints"] as? [String: String])?["metascrub/v1"]

@@ -36,6 +36,11 @@ public struct Policy: Sendable, Equatable {
     public var fallback: Disposition
     public var orientation: OrientationMode
     public var allowReencode: Bool
+    /// Convert images that have a decoder (HEIC/HEIF/AVIF) to this format while cleaning (`convert:`).
+    public var convert: ConversionTarget?
+    /// Lowest PSNR (dB) a re-encoded image may have against the source's displayed render (`min-psnr:`);
+    /// below it the file fails and nothing is written.
+    public var minimumPSNR: Double = Policy.defaultMinimumPSNR
     public var damaged: DamagedMode = .clean
     /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
     public var digest: String

@@ -4,7 +4,8 @@ import Yams
 /// Reads a policy from YAML, validating every key and value with errors that name file, line and key.
 public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
-        "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode", "damaged",
+        "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
+        "convert", "min-psnr", "damaged",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -63,6 +64,21 @@ public enum PolicyLoader {
                 throw fail(node, "damaged", "must be one of \(Policy.DamagedMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             policy.damaged = mode
+        }
+        if let (_, node) = fields["convert"] {
+            guard let text = node.string, text == "none" || ConversionTarget(rawValue: text) != nil else {
+                throw fail(node, "convert", "must be none, \(ConversionTarget.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            policy.convert = ConversionTarget(rawValue: text)
+            if policy.convert != nil, !policy.allowReencode {
+                throw fail(node, "convert", "converting re-encodes the image: it needs `reencode: true` in the same policy")
+            }
+        }
+        if let (_, node) = fields["min-psnr"] {
+            guard let value = node.float ?? node.int.map(Double.init), value.isFinite, value > 0, value <= 100 else {
+                throw fail(node, "min-psnr", "must be a number of decibels between 0 and 100, e.g. 40")
+            }
+            policy.minimumPSNR = value
         }
         if let (_, node) = fields["categories"] {
             guard let map = node.mapping else { throw fail(node, "categories", "must map category names to keep, remove or fail") }

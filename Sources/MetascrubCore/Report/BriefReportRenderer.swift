@@ -31,7 +31,13 @@ public struct BriefReportRenderer: ReportRenderer {
             let names = categories.map { forbidden.contains($0) ? "\($0.rawValue) (forbidden)" : $0.rawValue }
             let verb = file.status == .cleaned ? "removed" : "to remove"
             let head = file.status == .cleaned ? "\(path): cleaned: " : "\(path): "
-            return head + names.joined(separator: ", ") + " (\(report.policy.name) policy: \(top.count) item\(top.count == 1 ? "" : "s") \(verb))"
+            var line = head + names.joined(separator: ", ") + " (\(report.policy.name) policy: \(top.count) item\(top.count == 1 ? "" : "s") \(verb))"
+            if let reencode = file.reencode {
+                let figure = reencode.psnr.map { "PSNR \(Reencoding.decimal($0, 1)) dB" } ?? "identical pixels"
+                line += "; re-encoded \(reencode.from) → \(reencode.to) (\(figure))"
+                if let output = file.output { line += " -> \(output)" }
+            }
+            return line
         }
     }
 }

@@ -125,6 +125,8 @@ public struct FileReport: Sendable, Codable, Equatable {
     public var findings: [Finding]
     public var notes: [Note]
     public var verification: Verification?
+    /// Present when the output was re-encoded (method `reencode`).
+    public var reencode: Reencoding?
     public var error: ErrorInfo?
 
     public init(path: String, status: FileStatus) {
@@ -138,7 +140,7 @@ public struct FileReport: Sendable, Codable, Equatable {
         case path, output, format, status, reason, method
         case bytesBefore = "bytes_before", bytesAfter = "bytes_after"
         case sha256Before = "sha256_before", sha256After = "sha256_after"
-        case findings, notes, verification, error
+        case findings, notes, verification, reencode, error
     }
 
     /// Findings the policy removes, bakes or forbids: what makes a scan exit 1.

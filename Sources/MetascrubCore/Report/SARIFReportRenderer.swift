@@ -8,9 +8,10 @@ public struct SARIFReportRenderer: ReportRenderer {
     public init() {}
 
     static let errorRule = "metascrub/error"
+    static let reencodeRule = "metascrub/reencode"
 
     public func render(_ report: Report) throws -> String {
-        let ruleIDs = Category.allCases.map { "metascrub/\($0.rawValue)" } + [Self.errorRule]
+        let ruleIDs = Category.allCases.map { "metascrub/\($0.rawValue)" } + [Self.errorRule, Self.reencodeRule]
         let rules: [[String: Any]] = Category.allCases.map(rule) + [[
             "id": Self.errorRule,
             "name": "UnreadableOrUncleanableFile",
@@ -21,6 +22,16 @@ public struct SARIFReportRenderer: ReportRenderer {
                 "markdown": "Run `metascrub scan FILE` to see the error. A malformed or unsupported file cannot be vouched for; remove it or convert it to a format metascrub cleans.",
             ],
             "defaultConfiguration": ["level": "error"],
+        ], [
+            "id": Self.reencodeRule,
+            "name": "ReencodedImage",
+            "shortDescription": ["text": "The cleaned image was decoded and encoded again"],
+            "fullDescription": ["text": "Remuxing could not do what the policy asked (a conversion, or an orientation bake), so the pixels were re-encoded; the result's fidelity to the original's displayed image is in the result's properties."],
+            "help": [
+                "text": "Re-encoding happens only with `reencode: true` in the policy or `--convert`. The result was checked against the source's displayed render (PSNR at least the policy's min-psnr).",
+                "markdown": "Re-encoding happens only with `reencode: true` in the policy or `--convert`. The result was checked against the source's displayed render (PSNR at least the policy's min-psnr).",
+            ],
+            "defaultConfiguration": ["level": "note"],
         ]]
         var results: [[String: Any]] = []
         for file in report.files {
@@ -38,9 +49,25 @@ public struct SARIFReportRenderer: ReportRenderer {
                     "partialFingerprints": ["metascrub/v1": fingerprint],
                 ])
             }
+            if let reencode = file.reencode {
+                var properties: [String: Any] = [
+                    "reason": reencode.reason, "from": reencode.from, "to": reencode.to, "decoder": reencode.decoder,
+                    "encoder": reencode.encoder, "settings": reencode.settings, "ssim": reencode.ssim,
+                    "identical": reencode.identical, "minPsnrDb": reencode.minimumPSNR,
+                ]
+                if let psnr = reencode.psnr { properties["psnrDb"] = psnr }
+                if let output = file.output { properties["output"] = output }
+                results.append([
+                    "ruleId": Self.reencodeRule, "ruleIndex": ruleIDs.count - 1, "level": "note",
+                    "message": ["text": "re-encoded: \(reencode.summary)"],
+                    "locations": [location(uri)],
+                    "partialFingerprints": ["metascrub/v1": SHA256.hex(Array("\(uri)\u{0}reencode\u{0}\(reencode.to)".utf8))],
+                    "properties": properties,
+                ])
+            }
             if let error = file.error {
                 results.append([
-                    "ruleId": Self.errorRule, "ruleIndex": ruleIDs.count - 1, "level": "error",
+                    "ruleId": Self.errorRule, "ruleIndex": ruleIDs.count - 2, "level": "error",
                     "message": ["text": error.message],
                     "locations": [location(uri)],
                     "partialFingerprints": ["metascrub/v1": SHA256.hex(Array("\(uri)\u{0}error\u{0}\(error.code)".utf8))],

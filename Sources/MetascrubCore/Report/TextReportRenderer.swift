@@ -48,6 +48,7 @@ public struct TextReportRenderer: ReportRenderer {
                 lines.append(line)
             }
         }
+        if let reencode = file.reencode { lines.append("  reencode: \(reencode.summary)") }
         for note in file.notes where verbose || note.severity >= .warning || note.code.hasPrefix("orientation") {
             lines.append("  note: \(note.message)")
         }

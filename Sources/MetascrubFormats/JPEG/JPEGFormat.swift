@@ -183,10 +183,20 @@ public struct JPEGFormat: FormatHandler {
         guard let item = layout.orientationItem,
               findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
         var settled = findings
-        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation) {
+        // With re-encoding allowed the bake stays: the cleaner re-encodes what no lossless transform can do.
+        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation), !policy.allowReencode {
             settled.keep(item, because: reason)
         }
         return settled
+    }
+
+    /// An orientation to bake that no exact lossless transform can do (`reencode: true`): the re-encoder turns it.
+    public func reencodableBake(input: any ByteSource, scan: ScanResult<JPEGLayout>, plan: CleanPlan) -> ReencodableBake? {
+        let layout = scan.layout
+        guard let item = layout.orientationItem, let orientation = layout.orientation,
+              plan.findings.indices.contains(item), plan.disposition(item) == .bake,
+              case .keep(let reason) = JPEGBake.decide(input, layout, mode: plan.policy.orientation) else { return nil }
+        return ReencodableBake(coding: .jpeg, orientation: orientation, item: item, reason: reason)
     }
 
     static func transform(forOrientation o: Int) -> LosslessJPEG.Transform? {

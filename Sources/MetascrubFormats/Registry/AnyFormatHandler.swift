@@ -40,6 +40,10 @@ public struct FormatScan: Sendable {
     public func rescan(_ cleaned: any ByteSource) throws -> FormatRescan {
         try scanned.rescan(cleaned)
     }
+
+    func reencodable(_ input: any ByteSource, _ plan: CleanPlan) -> ReencodableBake? {
+        scanned.reencodableBake(input: input, plan: plan)
+    }
 }
 
 /// A cleaned file's scan, paired with the original's, as verification sees it.
@@ -65,6 +69,7 @@ private protocol ScannedFile: Sendable {
     func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding]
     func clean(_ input: any ByteSource, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
     func rescan(_ cleaned: any ByteSource) throws -> FormatRescan
+    func reencodableBake(input: any ByteSource, plan: CleanPlan) -> ReencodableBake?
 }
 
 private protocol ScannedPair: Sendable {
@@ -89,6 +94,10 @@ private struct TypedScan<H: FormatHandler>: ScannedFile {
     func rescan(_ cleaned: any ByteSource) throws -> FormatRescan {
         let after = try handler.scan(cleaned, options: ScanOptions())
         return FormatRescan(scan: FormatScan(TypedScan(handler: handler, scan: after)), pair: TypedPair(handler: handler, before: scan, after: after))
+    }
+
+    func reencodableBake(input: any ByteSource, plan: CleanPlan) -> ReencodableBake? {
+        handler.reencodableBake(input: input, scan: scan, plan: plan)
     }
 }
 

@@ -109,6 +109,8 @@ public protocol FormatHandler: Sendable {
     /// layout (`before` the original's, `after` the cleaned file's).
     func verifyContent(original: any ByteSource, _ before: Layout, cleaned: any ByteSource, _ after: Layout,
                        result: CleanResult) throws -> ContentCheck
+    /// A bake in `plan` that only a re-encode can do (`ReencodableBake`); nil (the default) when there is none.
+    func reencodableBake(input: any ByteSource, scan: ScanResult<Layout>, plan: CleanPlan) -> ReencodableBake?
 }
 
 extension FormatHandler {

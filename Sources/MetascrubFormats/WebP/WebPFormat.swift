@@ -178,9 +178,27 @@ extension WebPFormat {
               let orientation = exif.orientation, (2...8).contains(orientation) else { return findings }
         var settled = findings
         let lossless = layout.structure.chunks.contains { $0.id == "VP8L" }
+        // With re-encoding allowed a still image keeps its bake: the cleaner re-encodes it (`reencodableBake`).
+        if policy.allowReencode, Self.isStill(layout) { return settled }
         settled.keep(item, because: lossless
             ? "rotating VP8L data needs a lossless WebP re-encode, which the policy does not allow"
             : "rotating lossy VP8 data would re-encode it")
         return settled
+    }
+
+    /// An orientation to bake by re-encoding (`reencode: true`) in a still image; animations keep the tag.
+    public func reencodableBake(input: any ByteSource, scan: ScanResult<WebPLayout>, plan: CleanPlan) -> ReencodableBake? {
+        let layout = scan.layout
+        guard let exif = layout.exif, let item = exif.orientationItem,
+              plan.findings.indices.contains(item), plan.disposition(item) == .bake,
+              let orientation = exif.orientation, (2...8).contains(orientation), Self.isStill(layout) else { return nil }
+        let lossless = layout.structure.chunks.contains { $0.id == "VP8L" }
+        return ReencodableBake(coding: .webp(lossless: lossless), orientation: orientation, item: item,
+                               reason: lossless ? "WebP has no lossless rotation of VP8L data; re-encoded losslessly"
+                                                : "WebP has no lossless rotation of lossy VP8 data")
+    }
+
+    static func isStill(_ layout: WebPLayout) -> Bool {
+        !layout.structure.chunks.contains { $0.id == "ANIM" || $0.id == "ANMF" }
     }
 }
