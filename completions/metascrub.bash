@@ -186,7 +186,7 @@ _metascrub() {
 
 _metascrub_scan() {
     repeating_flags=()
-    non_repeating_flags=(--staged --json -q --quiet -v --verbose --show-values --no-config --version -h --help)
+    non_repeating_flags=(--staged --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
     non_repeating_options=(--policy --format --report --jobs --config)
     __metascrub_offer_flags_options -1
@@ -220,7 +220,7 @@ _metascrub_scan() {
 
 _metascrub_clean() {
     repeating_flags=()
-    non_repeating_flags=(--in-place --staged --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --faststart --json -q --quiet -v --verbose --show-values --no-config --version -h --help)
+    non_repeating_flags=(--in-place --staged --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --faststart --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
     non_repeating_options=(-o --output --output-dir --convert --quality --policy --format --report --jobs --config)
     __metascrub_offer_flags_options -1

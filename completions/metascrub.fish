@@ -23,9 +23,9 @@ function __metascrub_parse_tokens -S
         __metascrub_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'scan'
-            __metascrub_parse_subcommand -r 1 'staged' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
+            __metascrub_parse_subcommand -r 1 'staged' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
         case 'clean'
-            __metascrub_parse_subcommand -r 1 'o/output=' 'output-dir=' 'in-place' 'staged' 'exit-code' 'keep-mtime' 'no-keep-mtime' 'allow-uncleaned' 'no-allow-uncleaned' 'faststart' 'convert=' 'quality=' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
+            __metascrub_parse_subcommand -r 1 'o/output=' 'output-dir=' 'in-place' 'staged' 'exit-code' 'keep-mtime' 'no-keep-mtime' 'allow-uncleaned' 'no-allow-uncleaned' 'faststart' 'convert=' 'quality=' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
         case 'hook'
             __metascrub_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
@@ -117,6 +117,7 @@ complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_op
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" q quiet' -s 'q' -l 'quiet' -d 'Print nothing on standard output and no progress bar; errors still go to standard error.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" v verbose' -s 'v' -l 'verbose' -d 'Also list kept items, notes, policy rules and verification.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" show-values' -l 'show-values' -d 'Print metadata values (GPS positions, serial numbers). Off by default: values never reach logs.'
+complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" refuse-damaged' -l 'refuse-damaged' -d 'Refuse damaged files (cut or corrupt in their media data) instead of cleaning their metadata and copying the damaged part unchanged.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" jobs' -l 'jobs' -d 'Files processed in parallel (default: the number of cores).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan"' -l 'include' -d 'Only files matching this glob, relative to the folder given (repeatable; `**` matches any folders).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan"' -l 'exclude' -d 'Leave out files and folders matching this glob (repeatable).' -rfka ''
@@ -143,6 +144,7 @@ complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_op
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" q quiet' -s 'q' -l 'quiet' -d 'Print nothing on standard output and no progress bar; errors still go to standard error.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" v verbose' -s 'v' -l 'verbose' -d 'Also list kept items, notes, policy rules and verification.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" show-values' -l 'show-values' -d 'Print metadata values (GPS positions, serial numbers). Off by default: values never reach logs.'
+complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" refuse-damaged' -l 'refuse-damaged' -d 'Refuse damaged files (cut or corrupt in their media data) instead of cleaning their metadata and copying the damaged part unchanged.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" jobs' -l 'jobs' -d 'Files processed in parallel (default: the number of cores).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean"' -l 'include' -d 'Only files matching this glob, relative to the folder given (repeatable; `**` matches any folders).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean"' -l 'exclude' -d 'Leave out files and folders matching this glob (repeatable).' -rfka ''

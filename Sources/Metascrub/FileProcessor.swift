@@ -93,7 +93,7 @@ public struct FileProcessor: Sendable {
             case .handled(let entry, let handler):
                 report.format = entry.format.id
                 do {
-                    let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
+                    let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues, tolerateDamage: options.policy.damaged == .clean))
                     report.findings = try decisions(scan, source)
                     report.notes = scan.notes
                     report.status = report.actionable.isEmpty ? .clean : .findings
@@ -252,7 +252,7 @@ public struct FileProcessor: Sendable {
     /// Scans and applies the policy. Throws when the policy forbids an item; returns no plan (and marks the
     /// report clean) when nothing needs removing.
     func decide(_ source: any ByteSource, handler: AnyFormatHandler, report: inout FileReport) throws -> (FormatScan, [Finding], CleanPlan?) {
-        let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
+        let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues, tolerateDamage: options.policy.damaged == .clean))
         let findings = try decisions(scan, source)
         report.findings = findings
         report.notes += scan.notes

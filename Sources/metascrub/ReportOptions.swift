@@ -31,6 +31,9 @@ struct ReportOptions: ParsableArguments {
     @Flag(name: .long, help: "Print metadata values (GPS positions, serial numbers). Off by default: values never reach logs.")
     var showValues = false
 
+    @Flag(name: .long, help: "Refuse damaged files (cut or corrupt in their media data) instead of cleaning their metadata and copying the damaged part unchanged.")
+    var refuseDamaged = false
+
     @Option(name: .long, help: ArgumentHelp("Files processed in parallel (default: the number of cores).", valueName: "n"))
     var jobs: Int?
 
@@ -67,7 +70,7 @@ struct ReportOptions: ParsableArguments {
 
     func engine(_ settings: WorkflowSettings, layout: LayoutOptions = LayoutOptions()) throws -> Engine {
         try runUsage { () throws(MetascrubError) in
-            try RunSetup.engine(settings, showValues: showValues, layout: layout, reportFile: report)
+            try RunSetup.engine(settings, showValues: showValues, layout: layout, reportFile: report, refuseDamaged: refuseDamaged)
         }
     }
 

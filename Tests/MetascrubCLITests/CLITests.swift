@@ -64,6 +64,18 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(run(["--help"]).status, 0)
     }
 
+    /// A damaged file cleans by default with a warning; `--refuse-damaged` refuses it (exit 3, nothing written).
+    func testRefuseDamagedFlag() {
+        let input = fixture("damaged/cut-in-data.wav")
+        XCTAssertEqual(run(["scan", input]).status, 1)
+        XCTAssertEqual(run(["scan", "--refuse-damaged", input]).status, 3)
+        let cleaned = run(["clean", input, "--output", tmp + "/cut.wav", "--json"])
+        XCTAssertEqual(cleaned.status, 0)
+        XCTAssertTrue(cleaned.stdout.contains("damaged-input"), cleaned.stdout)
+        XCTAssertEqual(run(["clean", "--refuse-damaged", input, "--output", tmp + "/refused.wav"]).status, 3)
+        XCTAssertFalse(Harness.exists(tmp + "/refused.wav"))
+    }
+
     func testScanExitCodes() {
         XCTAssertEqual(run(["scan", fixture("jpeg/clean.jpg")]).status, 0)
         XCTAssertEqual(run(["scan", fixture("jpeg/gps-full.jpg")]).status, 1)

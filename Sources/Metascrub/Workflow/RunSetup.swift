@@ -42,13 +42,14 @@ public enum RunSetup {
     /// The engine a run uses. `reportFile` is the `--report` path: digests are computed only when a JSON
     /// report will show them (hashing both sides costs more than the rest of a JPEG clean).
     public static func engine(_ settings: WorkflowSettings, showValues: Bool, layout: LayoutOptions = LayoutOptions(),
-                              reportFile: String? = nil) throws(MetascrubError) -> Engine {
+                              reportFile: String? = nil, refuseDamaged: Bool = false) throws(MetascrubError) -> Engine {
         let jobs = settings.jobs ?? Engine.defaultJobs
         guard jobs >= 1 else { throw .usage("--jobs must be at least 1") }
         var options = ProcessingOptions(
             policy: try policy(settings.policy ?? BuiltinPolicies.defaultName), showValues: showValues,
             keepModificationTime: settings.keepMtime ?? false, allowUncleaned: settings.allowUncleaned ?? false)
         options.layout = layout
+        if refuseDamaged { options.policy.damaged = .refuse }
         options.digests = settings.format == .json || reportFile?.hasSuffix(".json") == true
         return Engine(options: options, jobs: jobs)
     }

@@ -19,6 +19,13 @@ public struct Policy: Sendable, Equatable {
         case drop
     }
 
+    /// What to do with a damaged file whose metadata can still all be located (cut inside or after the coded
+    /// data): clean it and copy the damaged remainder unchanged, or refuse it as unreadable.
+    public enum DamagedMode: String, Sendable, Codable, CaseIterable {
+        case clean
+        case refuse
+    }
+
     public static let schemaVersion = 1
 
     public var name: String
@@ -34,6 +41,7 @@ public struct Policy: Sendable, Equatable {
     /// Lowest PSNR (dB) a re-encoded image may have against the source's displayed render (`min-psnr:`);
     /// below it the file fails and nothing is written.
     public var minimumPSNR: Double = Policy.defaultMinimumPSNR
+    public var damaged: DamagedMode = .clean
     /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
     public var digest: String
 

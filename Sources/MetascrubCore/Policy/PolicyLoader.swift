@@ -5,7 +5,7 @@ import Yams
 public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
         "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
-        "convert", "min-psnr",
+        "convert", "min-psnr", "damaged",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -58,6 +58,12 @@ public enum PolicyLoader {
         if let (_, node) = fields["reencode"] {
             guard let value = node.bool else { throw fail(node, "reencode", "must be true or false") }
             policy.allowReencode = value
+        }
+        if let (_, node) = fields["damaged"] {
+            guard let text = node.string, let mode = Policy.DamagedMode(rawValue: text) else {
+                throw fail(node, "damaged", "must be one of \(Policy.DamagedMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            policy.damaged = mode
         }
         if let (_, node) = fields["convert"] {
             guard let text = node.string, text == "none" || ConversionTarget(rawValue: text) != nil else {

@@ -112,7 +112,8 @@ public struct ASFFormat: FormatHandler {
             return item
         }
 
-        func objects(from start: Int64, to end: Int64, path: String, max: Int = 1 << 16) throws -> [Object] {
+        /// `cutData`: a Data Object cut by the end of the file (a damaged file) is kept up to the end.
+        func objects(from start: Int64, to end: Int64, path: String, max: Int = 1 << 16, cutData: Bool = false) throws -> [Object] {
             var out: [Object] = []
             var at = start
             while at < end {
@@ -121,6 +122,10 @@ public struct ASFFormat: FormatHandler {
                 var size = Int64(0)
                 for i in stride(from: 23, through: 16, by: -1) { size = size << 8 | Int64(head[i]) }
                 guard size >= 24, size <= end - at else {
+                    if cutData, size >= 24, end == input.size, end - at >= 50, Array(head[0..<16]) == G.data {
+                        out.append(Object(guid: G.data, offset: at, size: end - at))
+                        return out
+                    }
                     if at + size > end && end == input.size {
                         throw MetascrubError.truncated(format: format, path: path, offset: at, needed: size > 0 && size < Int64.max / 2 ? at + size - end : 24)
                     }
@@ -145,7 +150,13 @@ public struct ASFFormat: FormatHandler {
             for o in try objects(from: 30, to: headerSize, path: "Header") { try headerObject(o, path: "Header") }
             // Top level: the Data Object and the indexes.
             var sawData = false
-            for o in try objects(from: headerSize, to: size, path: "top level") {
+            let top = try objects(from: headerSize, to: size, path: "top level", cutData: found.options.tolerateDamage)
+            if let last = top.last, last.guid == G.data, try declaredSize(last.offset) > last.size {
+                let declared = try declaredSize(last.offset)
+                try found.damaged(.truncated(format: format, path: "top level", offset: last.offset, needed: declared - last.size), at: last.offset,
+                                  "the file ends inside the Data Object at \(last.offset) (\(declared - last.size) bytes missing); the part that is there is copied byte for byte at the same offsets and compared")
+            }
+            for o in top {
                 if o.guid == G.data || structural.contains(o.guid) {
                     sawData = sawData || o.guid == G.data
                     layout.core.append(o.range)
@@ -153,7 +164,16 @@ public struct ASFFormat: FormatHandler {
                     try headerObject(o, path: "top level")
                 }
             }
-            guard sawData else { throw MetascrubError.malformed(format: format, path: "Data Object", offset: headerSize, reason: "no Data Object") }
+            if !sawData {
+                // The header, where all metadata sits, was read whole: a stub or an upload cut right after it.
+                try found.damaged(.malformed(format: format, path: "Data Object", offset: headerSize, reason: "no Data Object"), at: headerSize,
+                                  "no Data Object after the header at \(headerSize): the file holds no media data to compare")
+            }
+        }
+
+        func declaredSize(_ offset: Int64) throws -> Int64 {
+            let head = try input.read(at: offset + 16, count: 8, format: format, path: "object size")
+            return head.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
         }
 
         mutating func headerObject(_ o: Object, path: String) throws {

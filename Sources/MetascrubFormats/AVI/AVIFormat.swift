@@ -74,9 +74,12 @@ public struct AVIFormat: FormatHandler {
                 guard (forms == 0 && form == "AVI ") || (forms > 0 && form == "AVIX") else {
                     throw MetascrubError.malformed(format: format, path: "RIFF form", offset: at, reason: "unexpected RIFF form type")
                 }
-                let end = at + 8 + Int64(ByteOrder.little.u32(head, 4))
-                guard end <= size else {
-                    throw MetascrubError.truncated(format: format, path: "RIFF \(form.trimmingSuffixSpaces)", offset: at + 4, needed: end - size)
+                var end = at + 8 + Int64(ByteOrder.little.u32(head, 4))
+                if end > size {
+                    // A cut file: the chunk walk below still refuses it unless the cut is in the media data.
+                    let error = MetascrubError.truncated(format: format, path: "RIFF \(form.trimmingSuffixSpaces)", offset: at + 4, needed: end - size)
+                    try found.damaged(error, at: at + 4, "the RIFF \(form.trimmingSuffixSpaces) form declares \(end - at - 8) bytes but the file ends at \(size)")
+                    end = size
                 }
                 try list(from: at + 12, to: end, path: forms == 0 ? "RIFF" : "RIFF-AVIX#\(forms)", depth: 0)
                 forms += 1
@@ -102,6 +105,13 @@ public struct AVIFormat: FormatHandler {
                 let id = String(decoding: head[0..<4], as: UTF8.self)
                 let payload = Int64(ByteOrder.little.u32(head, 4))
                 let chunkEnd = at + 8 + payload
+                if chunkEnd > end, end == input.size, found.options.tolerateDamage, try isMediaData(at: at, id: id, end: end) {
+                    let error = MetascrubError.truncated(format: format, path: "\(path)/\(id)", offset: at, needed: chunkEnd - end)
+                    try found.damaged(error, at: at, "the file ends inside the \(id == "LIST" ? "movi list" : id) at \(at) (\(chunkEnd - end) bytes missing); the part that is there is copied byte for byte at the same offsets and compared")
+                    layout.core.append(at..<end)
+                    if id == "LIST" { try moviSEI(from: at + 12, to: end, depth: 0) }
+                    return
+                }
                 guard chunkEnd <= end else {
                     throw end == input.size
                         ? MetascrubError.truncated(format: format, path: "\(path)/\(id)", offset: at, needed: chunkEnd - end)
@@ -180,6 +190,13 @@ public struct AVIFormat: FormatHandler {
                 at = end + (payload & 1)
             }
             layout.groups.append((list, mine))
+        }
+
+        /// Coded media data and its index, where a cut loses no metadata: the movi list and idx1.
+        func isMediaData(at: Int64, id: String, end: Int64) throws -> Bool {
+            if id == "idx1" { return true }
+            guard id == "LIST", end - at >= 12 else { return false }
+            return try input.read(at: at + 8, count: 4).elementsEqual("movi".utf8)
         }
 
         func hasData(_ range: Range<Int64>) throws -> Bool {

@@ -31,16 +31,18 @@ extension AVIFormat.Scanner {
             let head = try input.read(at: at, count: 8, format: AVIFormat.format, path: "movi")
             let payload = Int64(ByteOrder.little.u32(head, 4))
             let chunkEnd = at + 8 + payload
-            guard chunkEnd <= end else { return }
+            // A file cut inside its movi list: the part of the last frame that is there is still searched.
+            guard chunkEnd <= end || end == input.size else { return }
+            let size = min(payload, end - at - 8)
             if head[0..<4].elementsEqual("LIST".utf8) {
-                try moviSEI(from: at + 12, to: chunkEnd, depth: depth + 1)
+                try moviSEI(from: at + 12, to: min(chunkEnd, end), depth: depth + 1)
             } else if head[2] == UInt8(ascii: "d"), let stream = Int(String(decoding: head[0..<2], as: UTF8.self)) {
                 if layout.h264Streams.contains(stream) {
                     layout.frames[stream, default: 0] += 1
-                    try frameSEI(at: at + 8, size: payload, stream: stream, frame: layout.frames[stream]!)
+                    try frameSEI(at: at + 8, size: size, stream: stream, frame: layout.frames[stream]!)
                 } else if layout.mjpegStreams.contains(stream) {
                     layout.frames[stream, default: 0] += 1
-                    try frameSegments(at: at + 8, size: payload, stream: stream, frame: layout.frames[stream]!)
+                    try frameSegments(at: at + 8, size: size, stream: stream, frame: layout.frames[stream]!)
                 }
             }
             at = chunkEnd + (payload & 1)

@@ -53,10 +53,16 @@ struct IFFAudio {
     var classify: @Sendable (String) -> IFFChunkKind
 
     static let parseLimit: Int64 = 16 << 20
+    /// The chunks a cut file may end inside: sample data, which holds no metadata.
+    static let sampleData: Set<String> = ["data", "SSND"]
 
     func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<IFFLayout> {
-        let form = try IFFForm.parse(input, format: format, forms: forms)
+        let form = try IFFForm.parse(input, format: format, forms: forms, cutChunks: options.tolerateDamage ? Self.sampleData : [])
         var found = ItemCollector(options)
+        if let damage = form.damage {
+            try found.damaged(damage, at: form.fileSize,
+                              "the file ends inside or after its sample data (\(damage.description)); the samples that are there are copied byte for byte and compared")
+        }
         var contents: [IFFLayout.Content] = []
         var seen: [String: Int] = [:]
         for chunk in form.chunks {
@@ -181,7 +187,7 @@ struct IFFAudio {
         var bodySize: Int64 = 0
         for piece in pieces {
             switch piece {
-            case .chunk(let c): bodySize += 8 + c.size + (c.size & 1)
+            case .chunk(let c): bodySize += Int64(c.range.count)
             case .bytes(let b): bodySize += Int64(b.count)
             }
         }
@@ -207,7 +213,7 @@ struct IFFAudio {
             case .chunk(let c):
                 out.copy(offset: c.offset, count: 8 + c.size)
                 // The pad byte of an odd-sized chunk is written as zero, whatever the source held there.
-                if c.size & 1 == 1 { out.append([0]) }
+                if c.size & 1 == 1 && !c.cut { out.append([0]) }
             case .bytes(let b): out.append(b)
             }
         }

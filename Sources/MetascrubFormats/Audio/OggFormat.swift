@@ -21,6 +21,8 @@ public struct OggLayout: Sendable {
     var audioStart: Int64
     /// End of the last Ogg page; bytes after it are a trailer.
     var pagesEnd: Int64
+    /// A damaged file's last page, cut by the end of the file: copied as it is from here to the end.
+    var cutPage: Int64?
     var trailerItem: Int?
     var blockItems: [Int] = []
     /// Reasons the stream cannot be rewritten (multiplexed, chained, audio sharing the last header page).
@@ -120,7 +122,16 @@ public struct OggFormat: FormatHandler {
             guard pages <= Self.maxPages else {
                 throw MetascrubError.limitExceeded(format: Self.format, path: "pages", offset: position, limit: "\(Self.maxPages) pages")
             }
-            let page = try OggPage.read(input, at: position)
+            let page: OggPage
+            do {
+                page = try OggPage.read(input, at: position)
+            } catch let error as MetascrubError {
+                // Cut inside an audio page: only coded audio is lost; it is copied as it is.
+                guard case .truncated = error else { throw error }
+                try found.damaged(error, at: position, "the file ends inside the Ogg page at \(position) (\(error.description)); it is copied byte for byte, its CRC cannot be checked")
+                layout.cutPage = position
+                break
+            }
             if page.serial != first.serial && layout.cannotClean == nil {
                 layout.cannotClean = page.flags & OggPage.beginOfStream != 0 && page.offset >= audioStart
                     ? "chained or multiplexed Ogg streams are not supported yet" : "multiplexed Ogg streams are not supported yet"
@@ -128,7 +139,7 @@ public struct OggFormat: FormatHandler {
             position = page.end
         }
         layout.pagesEnd = position
-        if position < input.size {
+        if position < input.size, layout.cutPage == nil {
             layout.trailerItem = try found.trailer("ogg:trailer", position..<input.size, in: input, location: "after the last page", after: "the last Ogg page")
         }
         return found.result(layout)
@@ -245,6 +256,12 @@ public struct OggFormat: FormatHandler {
             }
             a = p.end
             b = q.end
+        }
+        if let cut = before.cutPage {
+            guard let cutAfter = after.cutPage, original.size - cut == cleaned.size - cutAfter,
+                  try ByteComparison.equal(original, cut..<original.size, cleaned, cutAfter..<cleaned.size) else {
+                return ContentCheck(method: method, passed: false, detail: "the cut last page at \(cut) differs")
+            }
         }
         return ContentCheck(method: method, passed: true)
     }

@@ -35,6 +35,16 @@ struct MP4Cleaner {
             throw MetascrubError.unsupported(format: format, reason: "track \(track.id) keeps its samples in another file; nothing was written")
         }
         try checkFragments()
+        // A damaged track whose sample sizes are unknown cannot have its samples located with certainty, so they cannot be cut out of the sample
+        // data; removing such a track is only safe when the file holds no sample data at all.
+        let sampleData = layout.top.filter { $0.type == "mdat" }.reduce(Int64(0)) { $0 + $1.payloadSize }
+        for track in layout.tracks where removedTracks.contains(track.id) && sampleData > 0 {
+            if let damage = track.samples.damage, !track.samples.sizesKnown {
+                throw MetascrubError.malformed(format: format, path: track.chunkOffsetBox?.path ?? track.node.box.path,
+                                               offset: damage.offset ?? track.node.box.offset,
+                                               reason: "track \(track.id) is to be removed but its damaged sample table cannot say where its samples lie in the \(sampleData) bytes of sample data; nothing was written")
+            }
+        }
 
         // Top-level pieces; moov's bytes depend on where the data lands, so it is built last.
         var pieces: [Piece] = []
@@ -175,7 +185,7 @@ struct MP4Cleaner {
         }
         if ["stco", "co64"].contains(node.type), let track = layout.tracks.first(where: { $0.chunkOffsetBox?.offset == box.offset }) {
             let moved = try track.samples.chunks.map { chunk -> Int64 in
-                guard let new = offsets(chunk.range) else {
+                guard let new = offsets(chunk.range) ?? pastTheEnd(chunk, of: track, offsets: offsets) else {
                     throw MetascrubError.unsupported(format: format, reason: "a chunk of track \(track.id) at \(chunk.offset) lies outside the kept data; nothing was written")
                 }
                 return new
@@ -358,5 +368,16 @@ struct MP4Cleaner {
                 box.headerSize(spliced: splice) + splice.newCount
             }
         }
+    }
+}
+
+extension MP4Cleaner {
+    /// A damaged track's chunk that starts past the end of the file (the file was cut before it) keeps its
+    /// distance from the end of the file, so the index still lines up if the lost part is ever appended.
+    func pastTheEnd(_ chunk: SampleTable.Chunk, of track: MP4Track, offsets: (Range<Int64>) -> Int64?) -> Int64? {
+        guard track.samples.damage != nil, chunk.offset >= source.size, source.size > 0 else { return nil }
+        let last = source.size - 1
+        guard let lastNew = offsets(last..<last) else { return chunk.offset }
+        return lastNew + (chunk.offset - last)
     }
 }

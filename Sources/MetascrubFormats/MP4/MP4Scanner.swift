@@ -17,17 +17,39 @@ struct MP4Scanner {
 
     static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult<MP4Layout> {
         let reader = BoxReader(source, format: format)
-        let listing = try reader.topLevel()
+        var found = ItemCollector(options)
+        let listing = try topLevel(reader, found: &found)
         guard !listing.boxes.isEmpty else {
             throw MetascrubError.malformed(format: format, path: "top level", offset: 0, reason: "no boxes")
         }
-        var scanner = MP4Scanner(source: source, reader: reader, found: ItemCollector(options),
+        var scanner = MP4Scanner(source: source, reader: reader, found: found,
                                  layout: MP4Layout(format: format, top: listing.boxes, trailer: listing.leftover))
         try scanner.run()
         return scanner.found.result(scanner.layout)
     }
 
     var format: String { layout.format }
+
+    /// The top-level boxes. A file cut inside its last `mdat` (a recording stopped by a full card) keeps that
+    /// box up to the end of the file: sample data holds no metadata the scan could miss, and the cut part is
+    /// copied as it is.
+    static func topLevel(_ reader: BoxReader, found: inout ItemCollector) throws -> BoxReader.Listing {
+        do {
+            return try reader.topLevel()
+        } catch let error as MetascrubError {
+            guard case .truncated(_, "mdat", let offset, _) = error, found.options.tolerateDamage else { throw error }
+            var listing = try reader.boxes(in: 0..<offset, parentPath: "", depth: 0)
+            guard listing.leftover == nil else { throw error }
+            let head = try reader.source.read(at: offset, count: 8, format: reader.format, path: "mdat")
+            let large = BigEndian.u32(head, 0) == 1
+            let headerSize = large ? 16 : 8
+            guard reader.source.size - offset >= Int64(headerSize) else { throw error }
+            listing.boxes.append(Box(type: "mdat", offset: offset, size: reader.source.size - offset, headerSize: headerSize,
+                                     sizeForm: large ? .large : .compact, path: "mdat"))
+            try found.damaged(error, at: offset, "the file ends inside the sample data box (\(error.description)); the part that is there is copied byte for byte")
+            return listing
+        }
+    }
 
     @discardableResult
     mutating func add(_ key: String, _ category: Category, _ box: Box, detail: String, value: @autoclosure () -> String? = nil,
@@ -93,6 +115,12 @@ struct MP4Scanner {
             add("mp4:box/\(box.type)", NameClassifier.category(of: box.type.description, otherwise: .content), box,
                 detail: "unknown top-level box, \(box.size) bytes", unknown: true, edit: .drop(box))
         }
+    }
+
+    /// Where the sample data a cut or trimmed file ends in starts: the payload of its last box, when that is `mdat`.
+    var cutSampleData: Int64? {
+        guard let last = layout.top.last, last.type == "mdat" else { return nil }
+        return last.payloadOffset
     }
 
     mutating func scanPadding(_ box: Box) throws {
@@ -262,7 +290,17 @@ struct MP4Scanner {
             }
         }
         let table = try SampleTable.parse(stco: stbl?.child("stco")?.box, co64: stbl?.child("co64")?.box, stsc: stbl?.child("stsc")?.box,
-                                          stsz: stbl?.child("stsz")?.box, stz2: stbl?.child("stz2")?.box, reader: reader, fileSize: source.size)
+                                          stsz: stbl?.child("stsz")?.box, stz2: stbl?.child("stz2")?.box, reader: reader, fileSize: source.size,
+                                          cutSampleData: found.options.tolerateDamage ? cutSampleData : nil)
+        if let damage = table.damage, !table.sizesKnown, nalLength != nil {
+            // Encoder SEI sits in the samples, which a table without usable sizes cannot locate.
+            throw damage
+        }
+        if let damage = table.damage {
+            try found.damaged(damage, at: damage.offset ?? trak.box.offset, table.sizesKnown
+                              ? "track \(id) has samples past the end of the file (\(damage.description)); the part in the file is compared"
+                              : "the sample table of track \(id) does not fit the file (\(damage.description)); only its chunk positions are checked")
+        }
         layout.tracks.append(MP4Track(id: id, node: trak, handler: handler, sampleEntries: entries, samples: table,
                                       chunkOffsetBox: (stbl?.child("co64") ?? stbl?.child("stco"))?.box, selfContained: selfContained,
                                       nalLengthSize: nalLength, isHEVC: hevc))

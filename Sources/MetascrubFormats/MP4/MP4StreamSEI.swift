@@ -31,7 +31,8 @@ extension MP4Scanner {
                 for chunk in track.samples.chunks {
                     var at = chunk.offset
                     for i in chunk.firstSample..<min(chunk.firstSample + chunk.sampleCount, sizes.count) {
-                        try scan(at, sizes[i], &self)
+                        // A cut file: only the part of a sample that is in the file can be read.
+                        try scan(at, min(sizes[i], max(0, source.size - at)), &self)
                         at += sizes[i]
                     }
                 }

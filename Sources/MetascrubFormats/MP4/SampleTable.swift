@@ -21,21 +21,57 @@ struct SampleTable: Sendable {
     /// False when `stsz` is empty (files trimmed by tag editors' test suites): chunks are then known by their
     /// offsets only, which is enough to re-point them but not to compare their bytes.
     var sizesKnown = true
+    /// Why the sizes and counts could not be trusted (a cut or corrupt file), when they were given up.
+    var damage: MetascrubError?
+
+    /// `parseChecked`, tolerating damage when asked: chunks cut by the end of the file keep the part that is
+    /// there (`damage` says why); tables that promise more samples than the file can hold (trimmed test
+    /// files) give the chunk offsets alone, enough to re-point the chunks, not to compare their bytes. A
+    /// malformed chunk-offset box itself is still refused.
+    /// `cutSampleData`: where the payload of the file's last box starts when that box is `mdat` (the only
+    /// place a cut leaves chunks pointing past the end of the file); nil refuses damage.
+    static func parse(stco: Box?, co64: Box?, stsc: Box?, stsz: Box?, stz2: Box?, reader: BoxReader, fileSize: Int64,
+                      cutSampleData: Int64?) throws -> SampleTable {
+        do {
+            return try parseChecked(stco: stco, co64: co64, stsc: stsc, stsz: stsz, stz2: stz2, reader: reader, fileSize: fileSize,
+                                    cutSampleData: cutSampleData)
+        } catch let error as MetascrubError where cutSampleData != nil {
+            guard case .malformed = error, let offsetsBox = co64 ?? stco else { throw error }
+            var table = SampleTable()
+            table.wide = co64 != nil
+            table.sizesKnown = false
+            table.damage = error
+            table.chunks = try chunkOffsets(offsetsBox, wide: table.wide, reader: reader).map {
+                Chunk(offset: $0, size: 0, firstSample: 0, sampleCount: 0)
+            }
+            return table
+        }
+    }
+
+    static func chunkOffsets(_ box: Box, wide: Bool, reader: BoxReader) throws -> [Int64] {
+        var c = ByteCursor(try reader.payload(of: box), origin: box.payloadOffset, format: reader.format, path: box.path)
+        _ = try c.fullBoxHeader()
+        let chunkCount = Int(try c.u32("entry count"))
+        let width = wide ? 8 : 4
+        guard chunkCount <= c.remaining / width else { throw c.malformed("\(chunkCount) chunk offsets do not fit in the box") }
+        var offsets: [Int64] = []
+        offsets.reserveCapacity(chunkCount)
+        for _ in 0..<chunkCount {
+            let offset = Int64(bitPattern: try c.uint(size: width, "chunk offset"))
+            guard offset >= 0 else { throw c.malformed("chunk offset \(offset) is negative") }
+            offsets.append(offset)
+        }
+        return offsets
+    }
 
     /// Hostile tables must not make us allocate without bound: more samples than bytes in the file is malformed.
-    static func parse(stco: Box?, co64: Box?, stsc: Box?, stsz: Box?, stz2: Box?, reader: BoxReader, fileSize: Int64) throws -> SampleTable {
+    static func parseChecked(stco: Box?, co64: Box?, stsc: Box?, stsz: Box?, stz2: Box?, reader: BoxReader, fileSize: Int64,
+                             cutSampleData: Int64? = nil) throws -> SampleTable {
         var table = SampleTable()
         let format = reader.format
         guard let offsetsBox = co64 ?? stco else { return table }
         table.wide = co64 != nil
-        var c = ByteCursor(try reader.payload(of: offsetsBox), origin: offsetsBox.payloadOffset, format: format, path: offsetsBox.path)
-        _ = try c.fullBoxHeader()
-        let chunkCount = Int(try c.u32("entry count"))
-        let width = table.wide ? 8 : 4
-        guard chunkCount <= c.remaining / width else { throw c.malformed("\(chunkCount) chunk offsets do not fit in the box") }
-        var offsets: [Int64] = []
-        offsets.reserveCapacity(chunkCount)
-        for _ in 0..<chunkCount { offsets.append(Int64(bitPattern: try c.uint(size: width, "chunk offset"))) }
+        let offsets = try chunkOffsets(offsetsBox, wide: table.wide, reader: reader)
 
         // Sample sizes.
         if let stsz, stsz.payloadSize < 12 {
@@ -104,11 +140,20 @@ struct SampleTable: Sendable {
                                                reason: "chunk \(chunkNumber) claims more samples than the track has")
             }
             let size = table.sampleSizes[sample..<sample + perChunk].reduce(0, +)
+            var inFile = size
             guard offset >= 0, size >= 0, offset <= fileSize, size <= fileSize - offset else {
-                throw MetascrubError.malformed(format: format, path: offsetsBox.path, offset: offsetsBox.offset,
-                                               reason: "chunk \(chunkNumber) at \(offset) (\(size) bytes) lies outside the file")
+                let error = MetascrubError.malformed(format: format, path: offsetsBox.path, offset: offsetsBox.offset,
+                                                     reason: "chunk \(chunkNumber) at \(offset) (\(size) bytes) lies outside the file")
+                // A file cut inside its last sample data box: chunks there keep their samples, what is past
+                // the end is gone. A chunk pointing anywhere else is a broken index.
+                guard let cut = cutSampleData, offset >= cut, size >= 0 else { throw error }
+                table.damage = table.damage ?? error
+                inFile = max(0, min(size, fileSize - offset))
+                table.chunks.append(Chunk(offset: offset, size: inFile, firstSample: sample, sampleCount: perChunk))
+                sample += perChunk
+                continue
             }
-            table.chunks.append(Chunk(offset: offset, size: size, firstSample: sample, sampleCount: perChunk))
+            table.chunks.append(Chunk(offset: offset, size: inFile, firstSample: sample, sampleCount: perChunk))
             sample += perChunk
         }
         return table

@@ -18,7 +18,9 @@ struct IFFForm {
         var size: Int64
         var payloadOffset: Int64 { offset + 8 }
         var payload: Range<Int64> { payloadOffset..<payloadOffset + size }
-        var paddedEnd: Int64 { offset + 8 + size + (size & 1) }
+        var paddedEnd: Int64 { offset + 8 + size + (cut ? 0 : size & 1) }
+        /// Cut by the end of a damaged file: `size` is what is there, and no pad byte follows.
+        var cut = false
         /// Header, payload and the pad byte of an odd-sized payload.
         var range: Range<Int64> { offset..<paddedEnd }
     }
@@ -28,6 +30,8 @@ struct IFFForm {
     var chunks: [Chunk] = []
     var formEnd: Int64
     var fileSize: Int64
+    /// Why the file was taken as cut inside its sample data, when it was.
+    var damage: MetascrubError?
 
     var order: ByteOrder { kind == .form ? .big : .little }
     var trailer: Range<Int64>? { formEnd < fileSize ? formEnd..<fileSize : nil }
@@ -38,7 +42,13 @@ struct IFFForm {
         return v > UInt64(Int64.max) ? Int64.max : Int64(v)
     }
 
-    static func parse(_ source: any ByteSource, format: String, forms: Set<String>, kinds: Set<Kind> = [.riff, .rf64, .form]) throws -> IFFForm {
+    /// `cutChunks`: chunks (the sample data) that may be cut by the end of a damaged file; what is there of
+    /// them is kept and `damage` says what happened. A file cut anywhere else is refused. `garbageAfter`: once
+    /// one of these chunks (the image) has been read, bytes that are no chunk (no printable ID) end the form
+    /// there: they become trailing data, an item the policy decides on, and `damage` says so. A chunk that
+    /// is cut is still refused: it may be metadata that can no longer be read whole.
+    static func parse(_ source: any ByteSource, format: String, forms: Set<String>, kinds: Set<Kind> = [.riff, .rf64, .form],
+                      cutChunks: Set<String> = [], garbageAfter: Set<String> = []) throws -> IFFForm {
         let head = try source.read(at: 0, count: 12, format: format, path: "form header")
         let magic = String(decoding: head[0..<4], as: UTF8.self)
         let kind: Kind
@@ -72,11 +82,15 @@ struct IFFForm {
             throw MetascrubError.malformed(format: format, path: "form header", offset: 4, reason: "form size \(formSize) is too small")
         }
         // Compared before adding: an RF64 ds64 size can be near 2^63, and 8 + it would trap.
-        guard formSize <= source.size - 8 else {
-            throw MetascrubError.truncated(format: format, path: "\(magic) form", offset: 4, needed: formSize - (source.size - 8))
+        var damage: MetascrubError?
+        if formSize > source.size - 8 {
+            let error = MetascrubError.truncated(format: format, path: "\(magic) form", offset: 4, needed: formSize - (source.size - 8))
+            guard !cutChunks.isEmpty else { throw error }
+            damage = error
+            formSize = source.size - 8
         }
         let formEnd = 8 + formSize
-        var form = IFFForm(kind: kind, formType: formType, formEnd: formEnd, fileSize: source.size)
+        var form = IFFForm(kind: kind, formType: formType, formEnd: formEnd, fileSize: source.size, damage: damage)
         var position: Int64 = 12
         // A writer may leave the pad byte of the last chunk out of the form size: accept one byte short.
         while position + 8 <= formEnd {
@@ -84,22 +98,37 @@ struct IFFForm {
                 throw MetascrubError.limitExceeded(format: format, path: "chunk list", offset: position, limit: "\(maxChunks) chunks")
             }
             let header = try source.read(at: position, count: 8, format: format, path: "chunk header #\(form.chunks.count)")
+            let afterImage = form.chunks.contains { garbageAfter.contains($0.id) }
             guard header[0..<4].allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-                throw MetascrubError.malformed(format: format, path: "chunk #\(form.chunks.count)", offset: position, reason: "chunk ID is not printable ASCII")
+                let error = MetascrubError.malformed(format: format, path: "chunk #\(form.chunks.count)", offset: position, reason: "chunk ID is not printable ASCII")
+                guard afterImage else { throw error }
+                form.damage = error
+                form.formEnd = position
+                break
             }
             let id = String(decoding: header[0..<4], as: UTF8.self)
             var size = Int64(order.u32(header, 4))
             if kind == .rf64 && size == 0xFFFF_FFFF {
                 size = try largeSize(id: id, ds64: ds64, format: format, offset: position)
             }
-            let chunk = Chunk(id: id, offset: position, size: size)
-            guard size <= formEnd - chunk.payloadOffset else {
-                throw MetascrubError.truncated(format: format, path: "\(id) chunk", offset: position, needed: size - (formEnd - chunk.payloadOffset))
+            var chunk = Chunk(id: id, offset: position, size: size)
+            if size > formEnd - chunk.payloadOffset {
+                let error = MetascrubError.truncated(format: format, path: "\(id) chunk", offset: position, needed: size - (formEnd - chunk.payloadOffset))
+                // Only sample data ending the file may be cut: a chunk running into a trailer is a broken index.
+                guard cutChunks.contains(id), formEnd == source.size else { throw error }
+                form.damage = form.damage ?? error
+                chunk.size = formEnd - chunk.payloadOffset
+                chunk.cut = true
             }
             form.chunks.append(chunk)
             position = min(chunk.paddedEnd, formEnd)
         }
-        guard position == formEnd else {
+        if position != form.formEnd, form.chunks.contains(where: { garbageAfter.contains($0.id) }) {
+            form.damage = MetascrubError.malformed(format: format, path: "\(magic) form", offset: position,
+                                                   reason: "\(form.formEnd - position) stray bytes after the last chunk")
+            form.formEnd = position
+        }
+        guard position == form.formEnd else {
             throw MetascrubError.malformed(format: format, path: "\(magic) form", offset: position, reason: "\(formEnd - position) stray bytes at the end of the form")
         }
         return form

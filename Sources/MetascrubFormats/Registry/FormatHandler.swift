@@ -24,7 +24,13 @@ public struct ScanResult<Layout: Sendable>: Sendable {
 public struct ScanOptions: Sendable {
     /// Capture values for `--show-values`; otherwise scanners do not even render them.
     public var includeValues: Bool
-    public init(includeValues: Bool = false) { self.includeValues = includeValues }
+    /// A file cut or damaged where no metadata can sit is scanned up to the damage (a `damaged-input`
+    /// note says where); when false it is refused as before.
+    public var tolerateDamage: Bool
+    public init(includeValues: Bool = false, tolerateDamage: Bool = true) {
+        self.includeValues = includeValues
+        self.tolerateDamage = tolerateDamage
+    }
 }
 
 /// How the user wants the output laid out, where a format has a choice (not what to remove: that is policy).

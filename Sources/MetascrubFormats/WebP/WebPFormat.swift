@@ -33,9 +33,12 @@ public struct WebPFormat: FormatHandler {
     }
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<WebPLayout> {
-        let structure = try WebPStructure.parse(input)
+        let structure = try WebPStructure.parse(input, tolerateDamage: options.tolerateDamage)
         var layout = WebPLayout(structure: structure)
         var found = ItemCollector(options)
+        if let damage = structure.damage {
+            try found.damaged(damage, at: structure.riffEnd, "the RIFF form is damaged after the image (\(damage.description)); it is taken to end at \(structure.riffEnd) and anything after is trailing data, removed unless the policy keeps trailers")
+        }
         var count: [String: Int] = [:]
         for (index, chunk) in structure.chunks.enumerated() where !Self.imageChunks.contains(chunk.id) {
             count[chunk.id, default: 0] += 1
