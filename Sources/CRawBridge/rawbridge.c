@@ -113,32 +113,32 @@ static libraw_data_t *start(rawbridge_fingerprint *out) {
     return raw;
 }
 
-int rawbridge_fingerprint_file(const char *path, rawbridge_fingerprint *out) {
-    libraw_data_t *raw = start(out);
-    if (raw == NULL) return -1;
-    return finish(raw, raw_open_file(raw, path), out);
-}
-
-int rawbridge_fingerprint_buffer(const void *data, size_t size, rawbridge_fingerprint *out) {
-    libraw_data_t *raw = start(out);
-    if (raw == NULL) return -1;
-    return finish(raw, raw_open_buffer(raw, (void *)data, size), out);
-}
-
 static int identified(libraw_data_t *raw, int rc, rawbridge_fingerprint *out) {
     if (rc != LIBRAW_SUCCESS) snprintf(out->error, sizeof out->error, "LibRaw: %s", raw_strerror(rc));
     raw_close(raw);
     return rc == LIBRAW_SUCCESS ? 0 : -1;
 }
 
-int rawbridge_identify_file(const char *path, rawbridge_fingerprint *out) {
+// Opens the file at `path`, or else the buffer, on a fresh handle; `then` reads the result and closes the handle.
+static int opened(const char *path, const void *data, size_t size, rawbridge_fingerprint *out,
+                  int (*then)(libraw_data_t *, int, rawbridge_fingerprint *)) {
     libraw_data_t *raw = start(out);
     if (raw == NULL) return -1;
-    return identified(raw, raw_open_file(raw, path), out);
+    return then(raw, path ? raw_open_file(raw, path) : raw_open_buffer(raw, (void *)data, size), out);
+}
+
+int rawbridge_fingerprint_file(const char *path, rawbridge_fingerprint *out) {
+    return opened(path, NULL, 0, out, finish);
+}
+
+int rawbridge_fingerprint_buffer(const void *data, size_t size, rawbridge_fingerprint *out) {
+    return opened(NULL, data, size, out, finish);
+}
+
+int rawbridge_identify_file(const char *path, rawbridge_fingerprint *out) {
+    return opened(path, NULL, 0, out, identified);
 }
 
 int rawbridge_identify_buffer(const void *data, size_t size, rawbridge_fingerprint *out) {
-    libraw_data_t *raw = start(out);
-    if (raw == NULL) return -1;
-    return identified(raw, raw_open_buffer(raw, (void *)data, size), out);
+    return opened(NULL, data, size, out, identified);
 }
