@@ -4,20 +4,13 @@
 // open a HEIF. These definitions stand in for the functions metascrub calls, with libheif's own prototypes,
 // so the Swift code calls libheif as before; each resolves its symbol when called. Without libheif.so.1 the
 // calls fail like libheif's own failures (an error struct, NULL, 0), never a crash.
-#include <dlfcn.h>
-#include <pthread.h>
+#include "lazy_library.h"
 #include <stddef.h>
 #include "cheif.h"
 
-static void *library;
-static pthread_once_t loaded = PTHREAD_ONCE_INIT;
+static struct lazy_library libheif = LAZY_LIBRARY("libheif.so.1");
 
-static void load(void) { library = dlopen("libheif.so.1", RTLD_NOW | RTLD_LOCAL); }
-
-static void *resolve(const char *name) {
-    pthread_once(&loaded, load);
-    return library ? dlsym(library, name) : NULL;
-}
+static void *resolve(const char *name) { return lazy_library_symbol(&libheif, name); }
 
 static const struct heif_error unavailable = {
     heif_error_Unsupported_feature, heif_suberror_Unspecified, "libheif.so.1 could not be loaded"};

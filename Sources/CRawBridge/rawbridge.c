@@ -1,24 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "rawbridge.h"
 
-#include <dlfcn.h>
 #include <libraw/libraw.h>
-#include <pthread.h>
+#include "lazy_library.h"
 #include <stdio.h>
 #include <string.h>
 
 // LibRaw through dlopen on first use (like libheif, issue 19): linking it would load libraw_r, lcms2 and libgomp
 // at every process start, although most runs never meet a raw. Only functions are resolved; the data structures
 // come from the headers of the same Debian package. Without libraw_r.so.20 every call fails cleanly.
-static void *library;
-static pthread_once_t loaded = PTHREAD_ONCE_INIT;
+static struct lazy_library libraw = LAZY_LIBRARY("libraw_r.so.20");
 
-static void load(void) { library = dlopen("libraw_r.so.20", RTLD_NOW | RTLD_LOCAL); }
-
-static void *resolve(const char *name) {
-    pthread_once(&loaded, load);
-    return library ? dlsym(library, name) : NULL;
-}
+static void *resolve(const char *name) { return lazy_library_symbol(&libraw, name); }
 
 static libraw_data_t *raw_init(unsigned flags) {
     libraw_data_t *(*f)(unsigned) = (libraw_data_t *(*)(unsigned))resolve("libraw_init");
