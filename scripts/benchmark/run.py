@@ -405,7 +405,7 @@ def render(load_before, load_after, started, data_bytes):
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
     text = [" | ".join(h.ljust(w) for h, w in zip(header, widths)), "-+-".join("-" * w for w in widths)]
     text += [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    text += ["", "targets (issue 9):"] + ["  %-50s %-7s %s" % t for t in targets()]
+    text += ["", "targets (issues 9, 14, 19):"] + ["  %-50s %-7s %s" % t for t in targets()]
     m = machine()
     md = ["# Benchmarks", "",
           "Written by `scripts/bench%s` on %s (UTC); %d s in all. Do not edit the measured sections by hand: run the" %
@@ -426,7 +426,7 @@ def render(load_before, load_after, started, data_bytes):
            "(above 1: metascrub is faster). Extrapolated rows are marked.", "",
            "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-    md += ["", "## Targets (issue 9)", "", "| target | result | measured |", "|---|---|---|"]
+    md += ["", "## Targets (issues 9, 14, 19)", "", "| target | result | measured |", "|---|---|---|"]
     md += ["| %s | %s | %s |" % t for t in targets()]
     findings = os.path.join(HERE, "findings.md")
     if os.path.exists(findings):
