@@ -28,7 +28,7 @@ let package = Package(
         systemLibrary("CPNG", pkgConfig: "libpng", apt: ["libpng-dev"]),
         // libheif through dlopen on first use (heif_lazy.c): linking it cost every process start its codecs'
         // initialisers. Its headers come from libheif-dev.
-        .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CHeif", dependencies: ["CLazyLibrary"]),
         // Not linked by any target yet: FFmpeg costs ~40 ms per process start, so the audio/video formats must
         // reach it through dlopen on first use (see NativeLibraries.swift).
         systemLibrary("CFFmpeg", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
@@ -44,7 +44,9 @@ let package = Package(
 
         // LibRaw (C API over C++, thread-safe build), through dlopen on first use: decodes camera raws to prove a
         // cleaned raw decodes the same.
-        .target(name: "CRawBridge", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CRawBridge", dependencies: ["CLazyLibrary"]),
+        // dlopen on first use, shared by CHeif and CRawBridge.
+        .target(name: "CLazyLibrary", linkerSettings: [.linkedLibrary("dl")]),
 
         // Linux system calls Glibc's module does not export.
         .target(name: "CPlatform"),

@@ -1,24 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "rawbridge.h"
 
-#include <dlfcn.h>
 #include <libraw/libraw.h>
-#include <pthread.h>
+#include "lazy_library.h"
 #include <stdio.h>
 #include <string.h>
 
 // LibRaw through dlopen on first use (like libheif, issue 19): linking it would load libraw_r, lcms2 and libgomp
 // at every process start, although most runs never meet a raw. Only functions are resolved; the data structures
 // come from the headers of the same Debian package. Without libraw_r.so.20 every call fails cleanly.
-static void *library;
-static pthread_once_t loaded = PTHREAD_ONCE_INIT;
+static struct lazy_library libraw = LAZY_LIBRARY("libraw_r.so.20");
 
-static void load(void) { library = dlopen("libraw_r.so.20", RTLD_NOW | RTLD_LOCAL); }
-
-static void *resolve(const char *name) {
-    pthread_once(&loaded, load);
-    return library ? dlsym(library, name) : NULL;
-}
+static void *resolve(const char *name) { return lazy_library_symbol(&libraw, name); }
 
 static libraw_data_t *raw_init(unsigned flags) {
     libraw_data_t *(*f)(unsigned) = (libraw_data_t *(*)(unsigned))resolve("libraw_init");
@@ -113,32 +106,32 @@ static libraw_data_t *start(rawbridge_fingerprint *out) {
     return raw;
 }
 
-int rawbridge_fingerprint_file(const char *path, rawbridge_fingerprint *out) {
-    libraw_data_t *raw = start(out);
-    if (raw == NULL) return -1;
-    return finish(raw, raw_open_file(raw, path), out);
-}
-
-int rawbridge_fingerprint_buffer(const void *data, size_t size, rawbridge_fingerprint *out) {
-    libraw_data_t *raw = start(out);
-    if (raw == NULL) return -1;
-    return finish(raw, raw_open_buffer(raw, (void *)data, size), out);
-}
-
 static int identified(libraw_data_t *raw, int rc, rawbridge_fingerprint *out) {
     if (rc != LIBRAW_SUCCESS) snprintf(out->error, sizeof out->error, "LibRaw: %s", raw_strerror(rc));
     raw_close(raw);
     return rc == LIBRAW_SUCCESS ? 0 : -1;
 }
 
-int rawbridge_identify_file(const char *path, rawbridge_fingerprint *out) {
+// Opens the file at `path`, or else the buffer, on a fresh handle; `then` reads the result and closes the handle.
+static int opened(const char *path, const void *data, size_t size, rawbridge_fingerprint *out,
+                  int (*then)(libraw_data_t *, int, rawbridge_fingerprint *)) {
     libraw_data_t *raw = start(out);
     if (raw == NULL) return -1;
-    return identified(raw, raw_open_file(raw, path), out);
+    return then(raw, path ? raw_open_file(raw, path) : raw_open_buffer(raw, (void *)data, size), out);
+}
+
+int rawbridge_fingerprint_file(const char *path, rawbridge_fingerprint *out) {
+    return opened(path, NULL, 0, out, finish);
+}
+
+int rawbridge_fingerprint_buffer(const void *data, size_t size, rawbridge_fingerprint *out) {
+    return opened(NULL, data, size, out, finish);
+}
+
+int rawbridge_identify_file(const char *path, rawbridge_fingerprint *out) {
+    return opened(path, NULL, 0, out, identified);
 }
 
 int rawbridge_identify_buffer(const void *data, size_t size, rawbridge_fingerprint *out) {
-    libraw_data_t *raw = start(out);
-    if (raw == NULL) return -1;
-    return identified(raw, raw_open_buffer(raw, (void *)data, size), out);
+    return opened(NULL, data, size, out, identified);
 }

@@ -27,6 +27,7 @@ public enum LosslessJPEG {
         }
     }
 
+    /// What `header(_:)` reads from a JPEG; only it makes one, so the memberwise initialiser is enough.
     public struct Header: Sendable, Equatable {
         public var width: Int
         public var height: Int
@@ -34,13 +35,6 @@ public enum LosslessJPEG {
         public var subsampling: Int32
         /// A TJCS_* value (TJCS_RGB = 0, YCbCr = 1, GRAY = 2, CMYK = 3, YCCK = 4).
         public var colorspace: Int32
-
-        public init(width: Int, height: Int, subsampling: Int32, colorspace: Int32) {
-            self.width = width
-            self.height = height
-            self.subsampling = subsampling
-            self.colorspace = colorspace
-        }
 
         /// MCU width and height in pixels for this subsampling (0 when TurboJPEG does not know it).
         public var mcuSize: (width: Int, height: Int) {

@@ -89,14 +89,7 @@ public struct WorkflowConfig: Sendable, Equatable {
         func fail(_ node: Node?, _ key: String?, _ message: String) -> MetascrubError {
             .policy(file: path, line: node?.mark?.line, key: key, message: message)
         }
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw .policy(file: path, line: Self.line(of: error), key: nil, message: "not valid YAML: \(Self.describe(error))")
-        } catch {
-            throw fail(nil, nil, "not valid YAML")
-        }
+        let root = try YAMLText.compose(text, file: path, line: Self.line(of:), describe: Self.describe)
         guard let root, let mapping = root.mapping else { throw fail(root, nil, "the config is a YAML mapping") }
         var fields: [String: (Node, Node)] = [:]
         for (keyNode, value) in mapping {

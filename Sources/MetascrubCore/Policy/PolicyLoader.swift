@@ -9,14 +9,7 @@ public enum PolicyLoader {
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
-        let node: Node?
-        do {
-            node = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw .policy(file: file, line: Self.line(of: error), key: nil, message: "not valid YAML: \(Self.describe(error))")
-        } catch {
-            throw .policy(file: file, line: nil, key: nil, message: "not valid YAML")
-        }
+        let node = try YAMLText.compose(text, file: file, line: Self.line(of:), describe: Self.describe)
         guard let root = node, let mapping = root.mapping else {
             throw .policy(file: file, line: node?.mark?.line, key: nil, message: "a policy is a YAML mapping")
         }

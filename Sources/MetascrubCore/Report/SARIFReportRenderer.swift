@@ -12,27 +12,20 @@ public struct SARIFReportRenderer: ReportRenderer {
 
     public func render(_ report: Report) throws -> String {
         let ruleIDs = Category.allCases.map { "metascrub/\($0.rawValue)" } + [Self.errorRule, Self.reencodeRule]
-        let rules: [[String: Any]] = Category.allCases.map(rule) + [[
-            "id": Self.errorRule,
-            "name": "UnreadableOrUncleanableFile",
-            "shortDescription": ["text": "The file could not be read or cleaned"],
-            "fullDescription": ["text": "metascrub could not parse the file, or the policy forbids something in it, so nothing was checked or written for it."],
-            "help": [
-                "text": "Run `metascrub scan FILE` to see the error. A malformed or unsupported file cannot be vouched for; remove it or convert it to a format metascrub cleans.",
-                "markdown": "Run `metascrub scan FILE` to see the error. A malformed or unsupported file cannot be vouched for; remove it or convert it to a format metascrub cleans.",
-            ],
-            "defaultConfiguration": ["level": "error"],
-        ], [
-            "id": Self.reencodeRule,
-            "name": "ReencodedImage",
-            "shortDescription": ["text": "The cleaned image was decoded and encoded again"],
-            "fullDescription": ["text": "Remuxing could not do what the policy asked (a conversion, or an orientation bake), so the pixels were re-encoded; the result's fidelity to the original's displayed image is in the result's properties."],
-            "help": [
-                "text": "Re-encoding happens only with `reencode: true` in the policy or `--convert`. The result was checked against the source's displayed render (PSNR at least the policy's min-psnr).",
-                "markdown": "Re-encoding happens only with `reencode: true` in the policy or `--convert`. The result was checked against the source's displayed render (PSNR at least the policy's min-psnr).",
-            ],
-            "defaultConfiguration": ["level": "note"],
-        ]]
+        let rules: [[String: Any]] = Category.allCases.map(rule) + [
+            Self.descriptor(
+                id: Self.errorRule, name: "UnreadableOrUncleanableFile",
+                short: "The file could not be read or cleaned",
+                full: "metascrub could not parse the file, or the policy forbids something in it, so nothing was checked or written for it.",
+                help: "Run `metascrub scan FILE` to see the error. A malformed or unsupported file cannot be vouched for; remove it or convert it to a format metascrub cleans.",
+                level: "error"),
+            Self.descriptor(
+                id: Self.reencodeRule, name: "ReencodedImage",
+                short: "The cleaned image was decoded and encoded again",
+                full: "Remuxing could not do what the policy asked (a conversion, or an orientation bake), so the pixels were re-encoded; the result's fidelity to the original's displayed image is in the result's properties.",
+                help: "Re-encoding happens only with `reencode: true` in the policy or `--convert`. The result was checked against the source's displayed render (PSNR at least the policy's min-psnr).",
+                level: "note"),
+        ]
         var results: [[String: Any]] = []
         for file in report.files {
             let uri = Self.uri(file.path)
@@ -94,14 +87,25 @@ public struct SARIFReportRenderer: ReportRenderer {
         let help = "This file carries \(category.rawValue) metadata (\(category.summary)) that the policy removes. "
             + "Run `metascrub clean --in-place FILE` (or `metascrub clean --staged` before a commit), or change the policy's "
             + "`categories: { \(category.rawValue): keep }` if this metadata is meant to be published."
-        return [
-            "id": "metascrub/\(category.rawValue)",
-            "name": category.rawValue.prefix(1).uppercased() + category.rawValue.dropFirst() + "Metadata",
-            "shortDescription": ["text": "Media file carries \(category.rawValue) metadata"],
-            "fullDescription": ["text": "Metadata of the \(category.rawValue) category: \(category.summary)."],
+        var rule = Self.descriptor(
+            id: "metascrub/\(category.rawValue)",
+            name: category.rawValue.prefix(1).uppercased() + category.rawValue.dropFirst() + "Metadata",
+            short: "Media file carries \(category.rawValue) metadata",
+            full: "Metadata of the \(category.rawValue) category: \(category.summary).",
+            help: help, level: "warning")
+        rule["properties"] = ["tags": ["privacy", "metadata", category.rawValue]]
+        return rule
+    }
+
+    /// A SARIF reportingDescriptor; the help is plain text that reads the same as markdown.
+    private static func descriptor(id: String, name: String, short: String, full: String, help: String, level: String) -> [String: Any] {
+        [
+            "id": id,
+            "name": name,
+            "shortDescription": ["text": short],
+            "fullDescription": ["text": full],
             "help": ["text": help, "markdown": help],
-            "defaultConfiguration": ["level": "warning"],
-            "properties": ["tags": ["privacy", "metadata", category.rawValue]],
+            "defaultConfiguration": ["level": level],
         ]
     }
 

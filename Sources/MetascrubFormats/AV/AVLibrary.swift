@@ -32,11 +32,38 @@ struct AVKeptTag {
 enum AVLibrary {
     static let name = "libavformat"
 
-    /// The reading position FFmpeg's callbacks move; remembers the first I/O error to rethrow it typed.
-    final class Input {
-        let source: any ByteSource
+    /// What both callback directions keep: the position FFmpeg's callbacks move, and the first I/O error, to
+    /// rethrow it typed.
+    class Cursor {
         var position: Int64 = 0
         var failure: (any Error)?
+
+        /// Remembers the first error and answers FFmpeg's -1.
+        func failed(_ error: any Error) -> Int32 {
+            failure = failure ?? error
+            return -1
+        }
+
+        /// The seek callback: `CAV_SEEK_SIZE` asks for the size, otherwise the new position, or -1 for a whence
+        /// it does not know or a target before the start.
+        func seek(_ offset: Int64, _ whence: Int32, size: Int64) -> Int64 {
+            let target: Int64
+            switch whence {
+            case CAV_SEEK_SIZE: return size
+            case SEEK_SET: target = offset
+            case SEEK_CUR: target = position + offset
+            case SEEK_END: target = size + offset
+            default: return -1
+            }
+            guard target >= 0 else { return -1 }
+            position = target
+            return target
+        }
+    }
+
+    /// The reading side.
+    final class Input: Cursor {
+        let source: any ByteSource
 
         init(_ source: any ByteSource) { self.source = source }
 
@@ -49,31 +76,18 @@ enum AVLibrary {
                 position += Int64(count)
                 return Int32(count)
             } catch {
-                failure = failure ?? error
-                return -1
+                return failed(error)
             }
         }
 
         func seek(_ offset: Int64, _ whence: Int32) -> Int64 {
-            let target: Int64
-            switch whence {
-            case CAV_SEEK_SIZE: return source.size
-            case SEEK_SET: target = offset
-            case SEEK_CUR: target = position + offset
-            case SEEK_END: target = source.size + offset
-            default: return -1
-            }
-            guard target >= 0 else { return -1 }
-            position = target
-            return target
+            seek(offset, whence, size: source.size)
         }
     }
 
-    /// The writing position; writes before the end overwrite (muxers patch headers), writes at the end append.
-    final class Output {
+    /// The writing side; writes before the end overwrite (muxers patch headers), writes at the end append.
+    final class Output: Cursor {
         let sink: any PatchableOutputSink
-        var position: Int64 = 0
-        var failure: (any Error)?
 
         init(_ sink: any PatchableOutputSink) { self.sink = sink }
 
@@ -88,23 +102,12 @@ enum AVLibrary {
                 position += Int64(bytes.count)
                 return 0
             } catch {
-                failure = failure ?? error
-                return -1
+                return failed(error)
             }
         }
 
         func seek(_ offset: Int64, _ whence: Int32) -> Int64 {
-            let target: Int64
-            switch whence {
-            case CAV_SEEK_SIZE: return sink.bytesWritten
-            case SEEK_SET: target = offset
-            case SEEK_CUR: target = position + offset
-            case SEEK_END: target = sink.bytesWritten + offset
-            default: return -1
-            }
-            guard target >= 0 else { return -1 }
-            position = target
-            return target
+            seek(offset, whence, size: sink.bytesWritten)
         }
     }
 

@@ -5,9 +5,7 @@ import MetascrubCore
 /// 0, 4 or 8 bytes; construction methods 0 (file offsets), 1 (offsets into `idat`) and 2 (into another item).
 struct ItemLocationBox: Sendable, Equatable {
     struct Extent: Sendable, Equatable {
-        var index: UInt64
-        var offset: UInt64
-        var length: UInt64
+        var index, offset, length: UInt64
     }
 
     struct Entry: Sendable, Equatable {
@@ -19,10 +17,8 @@ struct ItemLocationBox: Sendable, Equatable {
     }
 
     var version: UInt8
-    var offsetSize: Int
-    var lengthSize: Int
-    var baseOffsetSize: Int
-    var indexSize: Int
+    /// Field widths in bytes (0, 4 or 8).
+    var offsetSize, lengthSize, baseOffsetSize, indexSize: Int
     var entries: [Entry]
 
     static let maxExtents = 1 << 20

@@ -63,8 +63,7 @@ struct ItemPropertyAssociationBox: Sendable, Equatable {
 struct EntityGroup: Sendable, Equatable {
     var box: Box
     var version: UInt8
-    var flags: UInt32
-    var groupID: UInt32
+    var flags, groupID: UInt32
     var entities: [UInt32]
     /// Group-type-specific fields after the entity list, copied as they are.
     var rest: [UInt8]

@@ -237,14 +237,7 @@ enum CR3Scanner {
                                                                       order: inner.structure.order))
                 }
             }
-            notes += inner.notes
-            let base = items.count
-            for var item in inner.items {
-                item.offset = item.offset.map { $0 + box.payload.lowerBound }
-                item.parent = item.parent.map { $0 + base }
-                items.append(item)
-            }
-            layout.absorb(inner.layout.shifted(by: box.payload.lowerBound, items: base))
+            inner.merge(into: &items, notes: &notes, layout: &layout, at: box.payload.lowerBound)
         }
     }
 

@@ -45,14 +45,7 @@ enum RAFScanner {
                 try inner.run()
                 // Every change inside the EXIF is a deliberate hole in the JPEG that is otherwise compared.
                 layout.holes.append(window.range)
-                notes += inner.notes
-                let base = items.count
-                for var item in inner.items {
-                    item.offset = item.offset.map { $0 + window.range.lowerBound }
-                    item.parent = item.parent.map { $0 + base }
-                    items.append(item)
-                }
-                layout.absorb(inner.layout.shifted(by: window.range.lowerBound, items: base))
+                inner.merge(into: &items, notes: &notes, layout: &layout, at: window.range.lowerBound)
                 continue
             }
             layout.holes.append(segment.payload)

@@ -91,12 +91,7 @@ enum RawTIFFScanner {
 
     static func structure(_ source: any ByteSource) throws -> TIFFStructure {
         let head = try source.read(at: 0, count: 8, format: "raw", path: "header")
-        let order: ByteOrder
-        switch (head[0], head[1]) {
-        case (0x49, 0x49): order = .little
-        case (0x4D, 0x4D): order = .big
-        default: throw MetascrubError.malformed(format: "raw", path: "header", offset: 0, reason: "no byte-order mark")
-        }
+        let order = try TIFFStructure.byteOrder(head, format: "raw")
         // 42: TIFF (DNG, CR2, NEF, ARW, PEF); 0x55: Panasonic RW2; "RO"/"RS": Olympus ORF.
         guard [42, 0x55, 0x4F52, 0x5352].contains(order.u16(head, 2)) else {
             throw MetascrubError.unsupported(format: "raw", reason: "only classic-TIFF raw layouts are cleaned (version \(order.u16(head, 2)))")
@@ -321,5 +316,20 @@ enum RawTIFFScanner {
         var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: try structure(source)))
         try scanner.run()
         return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+    }
+}
+
+extension RawTIFFScanner.Scanner {
+    /// Hands what this scan of a TIFF inside another container (read through a window starting at `base`) found
+    /// to the outer scan: offsets moved by `base`, parents and actions by the outer item count.
+    func merge(into items: inout [MetadataItem], notes: inout [Note], layout: inout RawTIFFLayout, at base: Int64) {
+        notes += self.notes
+        let first = items.count
+        for var item in self.items {
+            item.offset = item.offset.map { $0 + base }
+            item.parent = item.parent.map { $0 + first }
+            items.append(item)
+        }
+        layout.absorb(self.layout.shifted(by: base, items: first))
     }
 }

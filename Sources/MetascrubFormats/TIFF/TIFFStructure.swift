@@ -46,14 +46,18 @@ struct TIFFStructure {
         }
     }
 
+    /// The byte order a TIFF header's first two bytes name ("II" or "MM").
+    static func byteOrder(_ head: [UInt8], format: String) throws -> ByteOrder {
+        switch (head[0], head[1]) {
+        case (0x49, 0x49): .little
+        case (0x4D, 0x4D): .big
+        default: throw MetascrubError.malformed(format: format, path: "header", offset: 0, reason: "no byte-order mark")
+        }
+    }
+
     static func header(_ source: any ByteSource) throws -> TIFFStructure {
         let head = try source.read(at: 0, count: 8, format: "TIFF", path: "header")
-        let order: ByteOrder
-        switch (head[0], head[1]) {
-        case (0x49, 0x49): order = .little
-        case (0x4D, 0x4D): order = .big
-        default: throw MetascrubError.malformed(format: "TIFF", path: "header", offset: 0, reason: "no byte-order mark")
-        }
+        let order = try byteOrder(head, format: "TIFF")
         switch order.u16(head, 2) {
         case 42:
             return TIFFStructure(order: order, isBig: false, fileSize: source.size, firstIFD: Int64(order.u32(head, 4)))
