@@ -262,7 +262,7 @@ public struct FileProcessor: Sendable {
         }
         if findings.allSatisfy({ $0.disposition == .keep }) {
             report.status = .clean
-            report.findings = findings.map { var f = $0; f.outcome = f.reason == nil ? .kept : .keptAsFallback; return f }
+            report.findings = findings.map { var f = $0; f.outcome = f.plannedOutcome; return f }
             return (scan, findings, nil)
         }
         return (scan, findings, CleanPlan(findings: findings, policy: options.policy, layout: options.layout))
@@ -288,15 +288,14 @@ public struct FileProcessor: Sendable {
         }
         report.findings = findings.enumerated().map { index, finding in
             var f = finding
-            if let outcome = result.outcomes[index] {
-                f.outcome = outcome
-            } else if finding.reason != nil, finding.disposition == .keep {
-                f.outcome = .keptAsFallback
-            } else {
-                f.outcome = finding.disposition == .keep ? .kept : .removed
-            }
+            f.outcome = result.outcomes[index] ?? finding.plannedOutcome
             return f
         }
+    }
+
+    /// Keys the policy (settled, as for the original) still removes from a cleaned output: empty when it is clean.
+    func remaining(_ rescan: FormatRescan, _ cleaned: any ByteSource) throws -> [String] {
+        Array(Set(try decisions(rescan.scan, cleaned).filter { $0.disposition != .keep }.map(\.item.key))).sorted()
     }
 
     /// The cleaned output parses, carries nothing the policy removes, and shows the same content. Throws
@@ -309,9 +308,7 @@ public struct FileProcessor: Sendable {
         } catch {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
         }
-        let remaining = Array(Set(try decisions(rescan.scan, cleaned)
-            .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }
-            .map(\.item.key))).sorted()
+        let remaining = try remaining(rescan, cleaned)
         let content = try rescan.verifyContent(original: source, cleaned: cleaned, result: result)
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
@@ -364,3 +361,12 @@ public struct FileProcessor: Sendable {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+extension Finding {
+    /// What a clean does with the item when the cleaner reports nothing else: kept (as a fallback when settled
+    /// with a reason) or removed.
+    var plannedOutcome: Outcome {
+        guard disposition == .keep else { return .removed }
+        return reason == nil ? .kept : .keptAsFallback
+    }
+}

@@ -2,6 +2,10 @@
 import MetascrubCore
 import MetascrubFormats
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The engine's output sink: buffered writes and kernel copies of kept bytes, every write and copy through a
 /// `FileSystem`, so a test can make the Nth write fail with ENOSPC or EIO.
 final class FileSystemOutputSink: PatchableOutputSink {
@@ -78,6 +82,3 @@ final class FileSystemOutputSink: PatchableOutputSink {
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -9,7 +9,7 @@ import MetascrubNative
 public struct ConversionOptions: Sendable, Equatable {
     /// From the command line; overrides the policy's `convert:`.
     public var target: ConversionTarget?
-    /// JPEG quality from `--quality`; otherwise `ImageConverter.defaultQuality`.
+    /// JPEG quality from `--quality`; otherwise `ImageConverter.qualityLadder`.
     public var quality: Int?
 
     public init(target: ConversionTarget? = nil, quality: Int? = nil) {

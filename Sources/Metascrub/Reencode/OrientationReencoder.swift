@@ -50,8 +50,7 @@ struct OrientationReencoder {
         } catch {
             throw MetascrubError.verificationFailed(reason: "the re-encoded file does not parse: \(FileProcessor.typed(error).description)")
         }
-        let remaining = Array(Set(try processor.decisions(rescan.scan, output)
-            .filter { $0.disposition != .keep && !result.acceptedResiduals.contains($0.item.key) }.map(\.item.key))).sorted()
+        let remaining = try processor.remaining(rescan, output)
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
             content: "decoded pixels against the original's displayed render: \(chosen.fidelity.summary)", contentResult: .passed)
@@ -101,9 +100,10 @@ struct OrientationReencoder {
         if chroma != .s444, chroma != .gray { ladder += [.init(quality: max(matched, 95), subsampling: .s444), .init(quality: 100, subsampling: .s444)] }
         var chosen: (bytes: [UInt8], settings: JPEGEncoder.Settings, fidelity: Fidelity)?
         var last: Fidelity?
+        let lead: [UInt8] = [0xFF, 0xD8] + JPEGTables.leadingMetadata(remuxed)
         for settings in ladder {
             let encoded = try JPEGEncoder.encode(render, settings: settings)
-            let bytes = [0xFF, 0xD8] + JPEGTables.leadingMetadata(remuxed) + JPEGTables.codedPart(encoded)
+            let bytes = lead + JPEGTables.codedPart(encoded)
             let back = try LosslessJPEG.decodeRGB(bytes)
             let fidelity = try Fidelity.measure(render, Raster(width: back.width, height: back.height, layout: .rgb, pixels: back.pixels))
             last = fidelity

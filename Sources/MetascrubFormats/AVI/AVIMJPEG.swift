@@ -15,8 +15,10 @@ extension AVIFormat.Scanner {
         let bytes = try input.read(at: offset, count: Int(min(size, Int64(Self.jpegWindow))), format: AVIFormat.format, path: "movi frame")
         guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return }
         let location = "stream \(stream) frame \(frame)"
-        var tally = seiTally
-        defer { seiTally = tally }
+        // Moved out and back rather than copied: a copy would duplicate the whole tally on every frame.
+        var tally = SampleSEI.Tally()
+        swap(&tally, &seiTally)
+        defer { swap(&tally, &seiTally) }
         var i = 2
         while i + 4 <= bytes.count, bytes[i] == 0xFF {
             let marker = bytes[i + 1]

@@ -59,8 +59,10 @@ extension AVIFormat.Scanner {
             zeros = b == 0 ? zeros + 1 : 0
         }
         let location = "stream \(stream) frame \(frame)"
-        var tally = seiTally
-        defer { seiTally = tally }
+        // Moved out and back rather than copied: a copy would duplicate the whole tally on every frame.
+        var tally = SampleSEI.Tally()
+        swap(&tally, &seiTally)
+        defer { swap(&tally, &seiTally) }
         for (k, s) in starts.enumerated() where s < bytes.count {
             let type = Int(bytes[s] & 0x1F)
             if (1...5).contains(type) { break }

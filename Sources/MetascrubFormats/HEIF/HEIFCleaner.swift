@@ -112,12 +112,8 @@ struct HEIFCleaner {
                 case .rebuilt(let bytes): rebuilt[item.id] = bytes
                 }
             } else if let owner = layout.itemOwner[item.id], !plan.keeps(owner) {
-                if layout.roles[item.id] == .primary {
-                    result.outcomes[owner] = .kept
-                    result.acceptedResiduals.insert("heif:primary")
-                    result.notes.append(Note(.warning, code: "primary-kept", "the primary image is the picture itself; it is kept"))
-                    continue
-                }
+                // `HEIFFormat.settle` keeps the primary image's item, so the plan never removes the picture.
+                guard layout.roles[item.id] != .primary else { continue }
                 removed.insert(item.id)
             }
         }

@@ -84,18 +84,6 @@ struct InPlacePatches {
 }
 
 enum CRC32 {
-    static let table: [UInt32] = (0..<256).map { i in
-        var c = UInt32(i)
-        for _ in 0..<8 { c = c & 1 == 1 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
-    static func update(_ crc: UInt32, _ bytes: [UInt8]) -> UInt32 {
-        var c = crc
-        for b in bytes { c = table[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
-        return c
-    }
-
     /// MPEG-2 CRC-32 (polynomial 0x04C11DB7, not reflected, no final xor) of PSI sections.
     static func mpeg(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF

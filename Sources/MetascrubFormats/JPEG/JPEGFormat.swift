@@ -180,11 +180,12 @@ public struct JPEGFormat: FormatHandler {
     /// An orientation the policy bakes stays as a tag when no exact lossless transform exists (`JPEGBake`).
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<JPEGLayout>, policy: Policy) throws -> [Finding] {
         let layout = scan.layout
-        guard let item = layout.orientationItem,
+        // With re-encoding allowed the bake stays (the cleaner re-encodes what no lossless transform can do), so
+        // the decision is left to `reencodableBake` rather than made twice.
+        guard !policy.allowReencode, let item = layout.orientationItem,
               findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
         var settled = findings
-        // With re-encoding allowed the bake stays: the cleaner re-encodes what no lossless transform can do.
-        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation), !policy.allowReencode {
+        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation) {
             settled.keep(item, because: reason)
         }
         return settled

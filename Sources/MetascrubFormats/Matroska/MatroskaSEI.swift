@@ -64,8 +64,10 @@ extension MatroskaFormat.Scanner {
         let data = block.dataOffset + Int64(length + 3)
         layout.blocks[track, default: 0] += 1
         let location = "track \(track) block \(layout.blocks[track]!)"
-        var tally = seiTally
-        defer { seiTally = tally }
+        // Moved out and back rather than copied: a copy would duplicate the whole tally on every frame.
+        var tally = SampleSEI.Tally()
+        swap(&tally, &seiTally)
+        defer { swap(&tally, &seiTally) }
         for message in try SampleSEI.messages(input, at: data, size: block.end - data, lengthSize: lengthSize, hevc: hevc,
                                               format: MatroskaFormat.format, path: location) {
             tally.record(message, track: "\(track)", location: location) {

@@ -62,13 +62,3 @@ struct ExifPayload {
         return .replace(built.bytes)
     }
 }
-
-extension CleanResult {
-    /// The policy asked to bake orientation `orientation` but it cannot be done exactly: a minimal EXIF
-    /// Orientation tag stays (accepted by the re-scan) and a note says why.
-    mutating func keepOrientationAsFallback(item: Int, orientation: Int, why: String) {
-        outcomes[item] = .keptAsFallback
-        acceptedResiduals.insert("exif:Orientation")
-        notes.append(Note(.warning, code: "orientation-fallback", "orientation \(orientation) kept as a minimal EXIF tag: \(why)"))
-    }
-}

@@ -43,16 +43,10 @@ enum PNGOrientation {
         guard [1, 2, 4, 8, 16].contains(h.bitDepth), bits <= 64 else {
             throw MetascrubError.malformed(format: "PNG", path: "IHDR", offset: 8, reason: "bit depth \(h.bitDepth) with colour type \(h.colorType)")
         }
-        let (pixels, overflow) = h.width.multipliedReportingOverflow(by: h.height)
-        guard !overflow, pixels <= pixelLimit else {
-            throw Refusal(reason: "\(h.width)×\(h.height) is larger than the \(pixelLimit)-pixel limit for re-encoding")
-        }
+        if let refusal = refusal(structure) { throw Refusal(reason: refusal) }
         let rowBytes = (h.width * bits + 7) / 8
-        guard rowBytes * h.height <= rawLimit else { throw Refusal(reason: "the raw image is larger than \(rawLimit) bytes") }
-
         var compressed: [UInt8] = []
         for chunk in structure.chunks where chunk.type == "IDAT" {
-            guard compressed.count + Int(chunk.length) <= rawLimit else { throw Refusal(reason: "the compressed image is larger than \(rawLimit) bytes") }
             compressed += try source.read(at: chunk.dataOffset, count: Int(chunk.length))
         }
         let passes = h.interlaced ? adam7 : [(0, 0, 1, 1)]

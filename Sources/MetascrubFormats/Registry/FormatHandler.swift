@@ -62,17 +62,14 @@ public struct CleanResult: Sendable {
     public var notes: [Note]
     /// Outcomes that differ from what the disposition implies (an orientation kept because baking was impossible).
     public var outcomes: [Int: Outcome]
-    /// Keys the output may still hold although the policy removes them, each explained by a note.
-    public var acceptedResiduals: Set<String>
     /// How far decoded samples may differ from the original's when the cleaner says so (a bake under
     /// `orientation: rotate`); 0 means identical.
     public var sampleTolerance: Int = 0
 
-    public init(method: CleanMethod, notes: [Note] = [], outcomes: [Int: Outcome] = [:], acceptedResiduals: Set<String> = []) {
+    public init(method: CleanMethod, notes: [Note] = [], outcomes: [Int: Outcome] = [:]) {
         self.method = method
         self.notes = notes
         self.outcomes = outcomes
-        self.acceptedResiduals = acceptedResiduals
     }
 }
 

@@ -31,7 +31,7 @@ public struct TIFFFormat: FormatHandler {
         case .tiff(let tiff): layout = tiff
         }
         var result = CleanResult(method: .remux)
-        var writer = TIFFWriter(layout: layout, source: input, plan: plan, keepOrientation: nil)
+        var writer = TIFFWriter(layout: layout, source: input, plan: plan)
         let out = try writer.build()
         result.notes += Array(Set(writer.notes).sorted { $0.code < $1.code })
         try out.write(from: input, to: output)

@@ -30,17 +30,15 @@ struct TIFFWriter {
     let source: any ByteSource
     let plan: CleanPlan
     /// Overrides the orientation item: false once baked, true when kept as a fallback.
-    let keepOrientation: Bool?
     var ifds: [IFD] = []
     var notes: [Note] = []
 
     var structure: TIFFStructure { layout.structure }
 
-    init(layout: TIFFLayout, source: any ByteSource, plan: CleanPlan, keepOrientation: Bool?) {
+    init(layout: TIFFLayout, source: any ByteSource, plan: CleanPlan) {
         self.layout = layout
         self.source = source
         self.plan = plan
-        self.keepOrientation = keepOrientation
     }
 
     /// The whole output, as pieces.
@@ -78,7 +76,7 @@ struct TIFFWriter {
                 }
                 try copy()
             case .orientation(let item):
-                if keepOrientation ?? plan.keeps(item) { try copy() }
+                if plan.keeps(item) { try copy() }
             case .xmp(let packet, let keys):
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
                 if rebuilt == packet { try copy(); continue }
