@@ -125,9 +125,9 @@ enum RawTIFFPatcher {
         }
         // Zeroed values never touch a rewritten table, image data (outside its declared holes, such as the EXIF
         // of an embedded JPEG) or XMP written in place.
-        let keep = tables + layout.imageData.flatMap { subtract(layout.holes, from: $0) } + patches.ranges
-        for range in merge(zero) { for piece in subtract(keep, from: range) { patches.zero(piece) } }
-        for range in merge(blank) { for piece in subtract(tables + patches.ranges, from: range) { patches.zero(piece) } }
+        let keep = tables + ByteSplice.subtract(layout.imageData, layout.holes) + patches.ranges
+        for piece in ByteSplice.subtract(zero, keep) { patches.zero(piece) }
+        for piece in ByteSplice.subtract(blank, tables + patches.ranges) { patches.zero(piece) }
         return patches
     }
 
@@ -153,28 +153,5 @@ enum RawTIFFPatcher {
         }
         let next = Array(old[2 + count * 12..<2 + count * 12 + 4])
         return order.bytes(UInt16(n)) + kept + next + [UInt8](repeating: 0, count: (count - n) * 12)
-    }
-
-    static func merge(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
-        var result: [Range<Int64>] = []
-        for r in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) where !r.isEmpty {
-            if let last = result.last, r.lowerBound <= last.upperBound {
-                result[result.count - 1] = last.lowerBound..<max(last.upperBound, r.upperBound)
-            } else {
-                result.append(r)
-            }
-        }
-        return result
-    }
-
-    static func subtract(_ keep: [Range<Int64>], from range: Range<Int64>) -> [Range<Int64>] {
-        var pieces = [range]
-        for k in keep {
-            pieces = pieces.flatMap { p -> [Range<Int64>] in
-                guard p.overlaps(k) else { return [p] }
-                return [p.lowerBound..<max(p.lowerBound, k.lowerBound), min(p.upperBound, k.upperBound)..<p.upperBound].filter { !$0.isEmpty }
-            }
-        }
-        return pieces
     }
 }
