@@ -72,8 +72,9 @@ struct AVCleaner {
         return compare(beforeDigests, after, layout: layout)
     }
 
-    /// One file's digest on another thread. The source is used by that thread alone until `run` returns.
-    final class DigestJob: @unchecked Sendable {
+    /// One file's digest on another thread, handed over as a raw pointer and joined before `result` is read:
+    /// the source is used by that thread alone until `run` returns.
+    final class DigestJob {
         let source: any ByteSource
         let format: String
         var result: Result<[cav_stream_digest], any Error>?

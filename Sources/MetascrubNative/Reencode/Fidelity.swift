@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
 
 /// How close a re-encoded image is to the source's displayed render: the figure a re-encode is judged by.
 public struct Fidelity: Sendable, Equatable {
@@ -95,12 +97,11 @@ public struct Fidelity: Sendable, Equatable {
     }
 
     /// Slots written by distinct threads, each exactly once, read after all have finished.
-    final class ResultBox: @unchecked Sendable {
-        private var slots: [Partial]
-        private let lock = NSLock()
-        init(_ count: Int) { slots = Array(repeating: Partial(), count: count) }
-        func set(_ index: Int, _ value: Partial) { lock.lock(); slots[index] = value; lock.unlock() }
-        var values: [Partial] { lock.lock(); defer { lock.unlock() }; return slots }
+    final class ResultBox: Sendable {
+        private let slots: Mutex<[Partial]>
+        init(_ count: Int) { slots = Mutex(Array(repeating: Partial(), count: count)) }
+        func set(_ index: Int, _ value: Partial) { slots.withLock { $0[index] = value } }
+        var values: [Partial] { slots.withLock { $0 } }
     }
 
     /// SSIM (Wang et al. 2004, C1 = (0.01·255)², C2 = (0.03·255)²) of BT.601 luma over non-overlapping 8×8
@@ -141,4 +142,3 @@ public struct Fidelity: Sendable, Equatable {
     }
 }
 
-import Foundation
