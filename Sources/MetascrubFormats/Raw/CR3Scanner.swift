@@ -13,8 +13,8 @@ enum CR3Scanner {
     static let previewUUID: [UInt8] = [0xEA, 0xF4, 0x2B, 0x5E, 0x1C, 0x98, 0x4B, 0x88, 0xB9, 0xFB, 0xB7, 0xDC, 0x40, 0x6E, 0x4D, 0x16]
     /// Identifying entries of Canon's maker note (exiv2 0.27 does not read CR3, so they are named here).
     static let canonFields: [UInt16: String] = [
-        0x0008: "FileNumber", 0x0009: "OwnerName", 0x000C: "SerialNumber", 0x0028: "ImageUniqueID", 0x0035: "TimeInfo",
-        0x0096: "InternalSerialNumber",
+        0x0007: "FirmwareVersion", 0x0008: "FileNumber", 0x0009: "OwnerName", 0x000C: "SerialNumber", 0x0028: "ImageUniqueID", 0x0035: "TimeInfo",
+        0x0095: "LensModel", 0x0096: "InternalSerialNumber",
     ]
 
     struct Box {

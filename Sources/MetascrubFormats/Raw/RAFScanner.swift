@@ -29,7 +29,10 @@ enum RAFScanner {
         var items: [MetadataItem] = []
         var notes: [Note] = []
         for (at, what) in [(92, "CFA header"), (100, "CFA data")] {
-            if let range = block(at, what, notes: &notes) { layout.imageData.append(range) }
+            if let range = block(at, what, notes: &notes) {
+                layout.imageData.append(range)
+                if at == 100 { layout.rawData = range }
+            }
         }
         guard let jpeg = block(84, "embedded JPEG", notes: &notes) else {
             return ScanResult(items: items, notes: notes, layout: layout)
