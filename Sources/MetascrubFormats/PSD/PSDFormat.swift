@@ -11,6 +11,13 @@ public struct PSDFormat: FormatHandler {
         try PSDScanner.scan(input, options: options)
     }
 
+    /// Smart objects' files and per-layer metadata stay, each with its reason (`PSDLayout.kept`).
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<PSDLayout>, policy: Policy) throws -> [Finding] {
+        var settled = findings
+        for (item, reason) in scan.layout.kept { settled.keep(item, because: reason) }
+        return settled
+    }
+
     public func clean(_ input: any ByteSource, scan: ScanResult<PSDLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
