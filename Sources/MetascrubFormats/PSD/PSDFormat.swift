@@ -30,7 +30,14 @@ public struct PSDFormat: FormatHandler {
         out.copy(0..<layout.structure.resourceSection.lowerBound)
         out.append(BigEndian.bytes32(Int(body.size)))
         out.append(contentsOf: body)
-        out.copy(layout.structure.layersAndImage)
+        // The layer section as it is, but for the smart objects' JPEG metadata segments that go (zeros, same length).
+        var at = layout.structure.layersAndImage.lowerBound
+        for blank in layout.blanks.filter({ !plan.keeps($0.key) }).map(\.value).sorted(by: { $0.lowerBound < $1.lowerBound }) where blank.lowerBound >= at {
+            out.copy(at..<blank.lowerBound)
+            out.append([UInt8](repeating: 0, count: Int(blank.count)))
+            at = blank.upperBound
+        }
+        out.copy(at..<layout.structure.layersAndImage.upperBound)
         if let trailer = layout.structure.trailer, let item = layout.trailerItem, plan.keeps(item) { out.copy(trailer) }
         try out.write(from: input, to: output)
         return result
@@ -43,7 +50,8 @@ public struct PSDFormat: FormatHandler {
         guard a.isLarge == b.isLarge, try ByteComparison.equal(original, 0..<a.colorModeSection.upperBound, cleaned, 0..<b.colorModeSection.upperBound) else {
             return ContentCheck(method: method, passed: false, detail: "the header or colour-mode data differs")
         }
-        guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage) else {
+        let holes = before.blanks.values.sorted { $0.lowerBound < $1.lowerBound }
+        guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage, skipping: holes) else {
             return ContentCheck(method: method, passed: false, detail: "the layer and mask section or the image data differs")
         }
         let left = a.resources.filter { PSDScanner.isDocumentResource($0.id) }, right = b.resources.filter { PSDScanner.isDocumentResource($0.id) }

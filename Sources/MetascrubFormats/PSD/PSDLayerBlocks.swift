@@ -13,9 +13,19 @@ enum PSDLayerBlocks {
         var owner: String
         /// The block's data, in file offsets.
         var data: Range<Int64>
-        /// For a linked-file block: each file's kind (`liFD` embedded, `liFE` external, `liFA` alias), its
-        /// declared file type and the entry's range.
-        var files: [(kind: String, type: String, range: Range<Int64>)] = []
+        /// For a linked-file block: its files.
+        var files: [LinkedFile] = []
+    }
+
+    struct LinkedFile: Sendable {
+        /// `liFD` (embedded), `liFE` (external), `liFA` (alias).
+        var kind: String
+        /// The declared file type ("JPEG", "png ", ...), printable characters only.
+        var type: String
+        /// The whole entry.
+        var range: Range<Int64>
+        /// An embedded JPEG's own bytes, where they could be found.
+        var jpeg: Range<Int64>?
     }
 
     static let keys: Set<String> = ["lnk2", "lnkD", "lnk3", "shmd"]
@@ -99,8 +109,8 @@ enum PSDLayerBlocks {
 
     /// The linked files of a `lnk2`/`lnkD`/`lnk3` block: an 8-byte length, then the kind and version, the unique
     /// ID, the original name and the file type; entries are padded to 4 bytes.
-    static func linkedFiles(_ reader: inout Reader, _ data: Range<Int64>, path: String) throws -> [(kind: String, type: String, range: Range<Int64>)] {
-        var files: [(kind: String, type: String, range: Range<Int64>)] = []
+    static func linkedFiles(_ reader: inout Reader, _ data: Range<Int64>, path: String) throws -> [LinkedFile] {
+        var files: [LinkedFile] = []
         var at = data.lowerBound
         while at + 8 <= data.upperBound {
             let length = try reader.length(at: at, size: 8, path: path)
@@ -109,6 +119,7 @@ enum PSDLayerBlocks {
             guard entry.upperBound <= data.upperBound, length >= 9 else { throw reader.fail(at, path, "linked file runs past its block") }
             let kind = String(decoding: try reader.bytes(at: entry.lowerBound, count: 4, path: path), as: UTF8.self)
             var type = "?"
+            var jpeg: Range<Int64>?
             // The file type follows the unique ID (Pascal string) and the original name (4-byte count of UTF-16 units).
             let idLength = Int64(try reader.uint(at: entry.lowerBound + 8, size: 1, path: path))
             let nameAt = entry.lowerBound + 9 + idLength
@@ -118,12 +129,30 @@ enum PSDLayerBlocks {
                 if typeAt + 4 <= entry.upperBound {
                     let code = try reader.bytes(at: typeAt, count: 4, path: path)
                     type = String(decoding: code.filter { (0x21...0x7E).contains($0) }, as: UTF8.self)
+                    if kind == "liFD", typeAt + 17 <= entry.upperBound {
+                        jpeg = try embeddedJPEG(reader, after: typeAt + 8, in: entry, path: path)
+                    }
                 }
             }
-            files.append((kind, type, entry))
+            files.append(LinkedFile(kind: kind, type: type, range: entry, jpeg: jpeg))
             at = entry.upperBound + (4 - length % 4) % 4
         }
         return files
+    }
+
+    /// An embedded file's data: its 8-byte length at `at`, then a flag for an open descriptor (which may
+    /// follow), then the data. The data is taken as a JPEG only where it starts with a JPEG's SOI: right after
+    /// the flag, or (with a descriptor, whose length is not stated) the first SOI that leaves room for it.
+    static func embeddedJPEG(_ reader: Reader, after at: Int64, in entry: Range<Int64>, path: String) throws -> Range<Int64>? {
+        let length = Int64(clamping: try reader.uint(at: at, size: 8, path: path))
+        let first = at + 9
+        guard length >= 4, length <= entry.upperBound - first else { return nil }
+        let window = try reader.bytes(at: first, count: Int(entry.upperBound - first), path: path)
+        let last = window.count - Int(length)
+        for i in 0...last where window[i] == 0xFF && window[i + 1] == 0xD8 && window[i + 2] == 0xFF {
+            return first + Int64(i)..<first + Int64(i) + length
+        }
+        return nil
     }
 
     /// Bounded big-endian reads inside one parent range.

@@ -23,6 +23,9 @@ public struct PSDLayout: Sendable {
     /// Items kept whatever the policy says, with the reason (`PSDFormat.settle`): smart objects' files and
     /// per-layer metadata, which the cleaner does not take out of the layer section.
     var kept: [Int: String] = [:]
+    /// Metadata segments of smart objects' embedded JPEGs: overwritten with zeros in place when their item goes
+    /// (the layer section keeps its length and every offset in it).
+    var blanks: [Int: Range<Int64>] = [:]
 }
 
 /// Lists the metadata image resources of a Photoshop document: EXIF, XMP, IPTC (itemised), thumbnails,
@@ -136,12 +139,21 @@ enum PSDScanner {
                 layout.kept[items.count - 1] = layerMetadataReason
                 continue
             }
-            let files = block.files.isEmpty ? [(kind: "?", type: "?", range: block.data)] : block.files
+            let files = block.files.isEmpty ? [PSDLayerBlocks.LinkedFile(kind: "?", type: "?", range: block.data)] : block.files
             for (k, file) in files.enumerated() {
                 let what = file.kind == "liFD" ? "embedded file" : file.kind == "liFE" ? "linked external file" : "linked file"
                 items.append(MetadataItem(key: "psd:linkedFile", category: .embedded, location: "\(location)/#\(k)", offset: file.range.lowerBound,
                                           length: Int64(file.range.count), detail: "smart object's \(what) (\(file.kind), type \(file.type)), \(file.range.count) bytes"))
-                layout.kept[items.count - 1] = smartObjectReason
+                let parent = items.count - 1
+                layout.kept[parent] = smartObjectReason
+                // An embedded JPEG's own metadata (EXIF, XMP, comments) is cleaned in place, as a raw's preview's is.
+                guard let jpeg = file.jpeg, let segments = try? EmbeddedJPEG.metadataSegments(source, jpeg) else { continue }
+                for segment in segments {
+                    items.append(MetadataItem(key: "psd:linkedFile:\(segment.name)", category: .embedded, location: "\(location)/#\(k)/\(segment.name)",
+                                              offset: segment.payload.lowerBound, length: Int64(segment.payload.count),
+                                              detail: "\(segment.name) segment of a smart object's embedded JPEG, \(segment.payload.count) bytes", parent: parent))
+                    layout.blanks[items.count - 1] = segment.payload
+                }
             }
         }
     }
