@@ -134,6 +134,8 @@ final class RawTests: XCTestCase {
         }
         XCTAssertEqual(tags["IFD0:Make"] as? String, "Canon")
         XCTAssertEqual(tags["Canon:CanonImageType"] as? String, "Canon EOS FIXTURE")
+        XCTAssertEqual(Oracle.exiftool(input)["Canon:LensType"] as? Int, 137)
+        XCTAssertNotEqual(tags["Canon:LensType"] as? Int, 137, "CameraSettings.LensType was not blanked")
         XCTAssertEqual(tags["QuickTime:CreateDate"] as? String, "0000:00:00 00:00:00")
         // The CTMD time record (its 10 data bytes at the very end of the file) is zeroed; the record header stays.
         XCTAssertEqual(Array(bytes.suffix(10)), [UInt8](repeating: 0, count: 10))

@@ -223,6 +223,13 @@ enum CR3Scanner {
             case ("CMT3", let ifd0?):
                 let entries = try MakerNoteIFD.entries(window, at: ifd0.offset, base: 0, order: inner.structure.order, note: 0..<window.size)
                 for entry in entries {
+                    // CameraSettings (CanonCs): the lens type is element 22, blanked in place.
+                    if entry.tag == 0x0001, entry.value.count >= 46 {
+                        let lens = entry.value.lowerBound + 44..<entry.value.lowerBound + 46
+                        if try window.read(at: lens.lowerBound, count: 2).contains(where: { $0 != 0 }) {
+                            inner.add("makernote:CanonCs.LensType", .device, location: "CMT3/CanonCs.LensType", range: lens, action: .blank(lens))
+                        }
+                    }
                     guard let name = CR3Scanner.canonFields[entry.tag],
                           try window.read(at: entry.value.lowerBound, count: Int(entry.value.count)).contains(where: { $0 != 0 }) else { continue }
                     inner.add("makernote:Canon.\(name)", MakerNoteFields.category(name), location: "CMT3/Canon.\(name)", range: entry.value,
