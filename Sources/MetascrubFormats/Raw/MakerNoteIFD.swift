@@ -91,7 +91,7 @@ enum MakerNoteFields {
     static let identifying = [
         "Serial", "Owner", "Artist", "Copyright", "ShutterCount", "ImageCount", "FileNumber", "ImageNumber", "UniqueID",
         "UUID", "Identifier", "Date", "TimeZone", "TimeInfo", "WorldTime", "TimeStamp", "GPS", "Location", "City",
-        "Country", "Landmark", "Latitude", "Longitude", "Baby", "PetName", "TravelDay", "Title", "LensModel", "LensMake", "LensType", "LensID", "Firmware",
+        "Country", "Landmark", "Latitude", "Longitude", "Baby", "PetName", "TravelDay", "Title", "LensModel", "LensMake", "LensType", "LensID", "Firmware", "Face",
     ]
 
     static func isIdentifying(_ name: String) -> Bool {
