@@ -39,6 +39,7 @@ struct OrientationReencoder {
         switch need.coding {
         case .jpeg: chosen = try reencodeJPEG(remuxed, need, report: &report)
         case .webp(let lossless): chosen = try reencodeWebP(remuxed, need, lossless: lossless, report: &report)
+        case .tiff: chosen = try reencodeTIFF(remuxed, need, report: &report)
         }
 
         // 4. Re-scan with the policy (settled as every verification is).
@@ -142,6 +143,33 @@ struct OrientationReencoder {
             }
         }
         throw tooFar(last, threshold, report: &report)
+    }
+
+    /// TIFF: the strips decoded with libtiff, turned, and coded again with the same compression, predictor,
+    /// bit depth and samples. Those codings are lossless, so the output must decode to exactly the turned samples.
+    private func reencodeTIFF(_ remuxed: [UInt8], _ need: Need, report: inout FileReport) throws -> Encoded {
+        let stored = try TIFFCodec.decodeSamples(remuxed)
+        let turned = PixelOrientation.apply(need.orientation, width: stored.coding.width, height: stored.coding.height,
+                                            pixels: stored.pixels, channels: stored.coding.bytesPerPixel)
+        var coding = stored.coding
+        (coding.width, coding.height) = (turned.width, turned.height)
+        let render = TIFFSamples(coding: coding, pixels: turned.pixels)
+        let bytes = try TIFFImageSplice.replacingImage(in: remuxed, with: try TIFFCodec.encode(render), transposed: need.orientation >= 5)
+        let back = try TIFFCodec.decodeSamples(bytes)
+        guard back.coding == coding, back.pixels == render.pixels else {
+            report.verification = Verification(rescan: .skipped, content: "decoded samples against the original's turned samples: they differ",
+                                               contentResult: .failed)
+            throw MetascrubError.verificationFailed(reason: "the re-encoded TIFF does not decode to the original's turned samples")
+        }
+        return Encoded(bytes: bytes, format: "tiff", decoder: TIFFCodec.libraryName, encoder: TIFFCodec.libraryName,
+                       settings: Self.summary(coding) + "; lossless, decoded samples identical", fidelity: .identicalPixels)
+    }
+
+    /// "LZW, predictor 2, 3 × 8-bit samples".
+    static func summary(_ c: TIFFCoding) -> String {
+        let names = [1: "uncompressed", 5: "LZW", 8: "Deflate", 32946: "Deflate", 32773: "PackBits"]
+        let compression = names[c.compression] ?? "compression \(c.compression)"
+        return "\(compression)\(c.predictor > 1 ? ", predictor \(c.predictor)" : ""), \(c.samplesPerPixel) × \(c.bitsPerSample)-bit samples"
     }
 
     private func tooFar(_ last: Fidelity?, _ threshold: Double, report: inout FileReport) -> MetascrubError {

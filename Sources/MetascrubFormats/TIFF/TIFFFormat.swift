@@ -104,15 +104,3 @@ public struct TIFFFormat: FormatHandler {
         return result
     }
 }
-
-extension TIFFFormat {
-    /// An orientation the policy bakes is kept: turning strips or tiles means decoding and re-encoding them.
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
-        guard case .tiff(let layout) = scan.layout else { return findings }
-        guard let item = layout.orientationItem, findings.indices.contains(item),
-              findings[item].disposition == .bake, let orientation = layout.orientation, (2...8).contains(orientation) else { return findings }
-        var settled = findings
-        settled.keep(item, because: "rotating TIFF strips or tiles would mean decoding and re-encoding them")
-        return settled
-    }
-}
