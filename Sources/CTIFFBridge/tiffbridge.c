@@ -133,8 +133,23 @@ static void read_info(TIFF *tif, tiffbridge_image *info) {
         info->extra_count = count < 8 ? count : 8;
         memcpy(info->extra_samples, extra, info->extra_count * sizeof(uint16_t));
     }
+    defaulted(tif, TIFFTAG_ORIENTATION, &info->orientation);
+    if (info->orientation < 1 || info->orientation > 8) info->orientation = 1;
     info->big_endian = LIBTIFF(TIFFIsBigEndian)(tif) != 0;
     info->tiled = LIBTIFF(TIFFIsTiled)(tif) != 0;
+}
+
+/// A copy of the ICC profile, when asked for and present.
+static void copy_icc(TIFF *tif, uint8_t **icc, size_t *icc_length) {
+    if (!icc) return;
+    *icc = NULL;
+    *icc_length = 0;
+    uint32_t length = 0;
+    void *profile = NULL;
+    if (LIBTIFF(TIFFGetField)(tif, TIFFTAG_ICCPROFILE, &length, &profile) && profile && length) {
+        *icc = malloc(length);
+        if (*icc) { memcpy(*icc, profile, length); *icc_length = length; }
+    }
 }
 
 static int sized(struct memfile *m, uint64_t bytes) {
@@ -143,7 +158,7 @@ static int sized(struct memfile *m, uint64_t bytes) {
 }
 
 int tiffbridge_decode_samples(const uint8_t *data, size_t size, tiffbridge_image *info, uint8_t **pixels,
-                              size_t *length, char *error, size_t error_size) {
+                              size_t *length, uint8_t **icc, size_t *icc_length, char *error, size_t error_size) {
     struct memfile m = {(uint8_t *)data, size, size, 0, 0, error, error_size};
     if (error_size) error[0] = 0;
     *pixels = NULL;
@@ -174,6 +189,7 @@ int tiffbridge_decode_samples(const uint8_t *data, size_t size, tiffbridge_image
             goto done;
         }
     }
+    copy_icc(tif, icc, icc_length);
     *pixels = out;
     *length = (size_t)total;
     out = NULL;
@@ -189,8 +205,6 @@ int tiffbridge_decode_rgba(const uint8_t *data, size_t size, tiffbridge_image *i
     struct memfile m = {(uint8_t *)data, size, size, 0, 0, error, error_size};
     if (error_size) error[0] = 0;
     *pixels = NULL;
-    *icc = NULL;
-    *icc_length = 0;
     TIFF *tif = open_memory(&m, "r");
     if (!tif) return -1;
     read_info(tif, info);
@@ -216,12 +230,7 @@ int tiffbridge_decode_rgba(const uint8_t *data, size_t size, tiffbridge_image *i
         uint32_t v = raster[i];
         out[i * 4] = TIFFGetR(v); out[i * 4 + 1] = TIFFGetG(v); out[i * 4 + 2] = TIFFGetB(v); out[i * 4 + 3] = TIFFGetA(v);
     }
-    uint32_t profile_length = 0;
-    void *profile = NULL;
-    if (LIBTIFF(TIFFGetField)(tif, TIFFTAG_ICCPROFILE, &profile_length, &profile) && profile && profile_length) {
-        *icc = malloc(profile_length);
-        if (*icc) { memcpy(*icc, profile, profile_length); *icc_length = profile_length; }
-    }
+    copy_icc(tif, icc, icc_length);
     *pixels = out;
     *length = (size_t)(count * 4);
     raster = NULL;

@@ -167,9 +167,9 @@ public struct FileProcessor: Sendable {
                 report.format = entry.format.id
                 try uncleaned(source, format: entry.format.name, reason: entry.unsupportedReason ?? "no cleaner",
                               target: target, mode: mode, report: &report)
-            case .handled(let entry, let handler) where options.conversionTarget(for: entry.format.id) != nil:
+            case .handled(let entry, let handler) where options.conversionTarget(for: entry.format.id, source: source) != nil:
                 report.format = entry.format.id
-                let conversion = options.conversionTarget(for: entry.format.id)!
+                let conversion = options.conversionTarget(for: entry.format.id, source: source)!
                 try ImageConverter(options: options).convert(
                     source, handler: handler, format: entry.format.id, to: conversion,
                     target: try ImageConverter.target(for: input, mode: mode, conversion: conversion),

@@ -22,6 +22,8 @@ typedef struct tiffbridge_image {
     /// 1 when the file is big-endian ("MM"); an encode writes the same byte order.
     int32_t big_endian;
     int32_t tiled;
+    /// The Orientation tag (1 when absent): decoding never applies it.
+    uint16_t orientation;
 } tiffbridge_image;
 
 /// Every call returns 0 on success and -1 on failure, with libtiff's message (or the bridge's) in `error`.
@@ -29,8 +31,9 @@ typedef struct tiffbridge_image {
 
 /// The first image's samples as stored: rows top to bottom in file order (no orientation applied),
 /// interleaved, 16-bit samples in the machine's byte order. Strips, chunky (interleaved) samples only.
+/// `icc` (may be NULL) gets the embedded ICC profile, if any.
 int tiffbridge_decode_samples(const uint8_t *data, size_t size, tiffbridge_image *info, uint8_t **pixels,
-                              size_t *length, char *error, size_t error_size);
+                              size_t *length, uint8_t **icc, size_t *icc_length, char *error, size_t error_size);
 
 /// The first image as 8-bit RGBA in stored row order (no orientation applied): any photometric interpretation
 /// and compression libtiff's RGBA interface reads. `icc` gets the embedded ICC profile, if any.

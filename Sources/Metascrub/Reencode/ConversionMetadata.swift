@@ -33,6 +33,10 @@ extension ImageConverter {
     /// Exif and XMP of a verified remux, for the output; nothing for formats without a reader here (JPEG XL).
     func carried(from remux: [UInt8]?, format: String) -> CarriedMetadata {
         guard let remux, format != "jxl" else { return CarriedMetadata() }
+        if format == "tiff" {
+            guard let found = try? TIFFCarried.metadata(of: remux) else { return CarriedMetadata() }
+            return CarriedMetadata(exif: found.exif, xmp: found.xmp)
+        }
         return (try? CarriedMetadata.fromHEIF(remux)) ?? CarriedMetadata()
     }
 }

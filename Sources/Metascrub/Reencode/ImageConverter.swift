@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubFormats
 import MetascrubNative
 
-/// Cleans a file by converting it (HEIC/HEIF/AVIF, JPEG XL → JPEG/PNG): decode the displayed image, encode it with only
+/// Cleans a file by converting it (HEIC/HEIF/AVIF, JPEG XL, TIFF → JPEG/PNG): decode the displayed image, encode it with only
 /// what the policy keeps, then prove the result before anything is written: it parses, a re-scan finds nothing
 /// the policy removes, and its decoded pixels are within the policy's PSNR of the source's displayed render.
 ///
@@ -93,7 +93,7 @@ struct ImageConverter {
         }
         if wantsCarry, carried.isEmpty {
             report.notes.append(Note(.warning, code: "reencode-kept-dropped",
-                                     "items the policy keeps are not carried into files converted from \(format) (only Exif and XMP of HEIF/AVIF are)"))
+                                     "items the policy keeps are not carried into files converted from \(format) (only Exif and XMP of HEIF/AVIF and TIFF are)"))
         }
     }
 
@@ -104,6 +104,13 @@ struct ImageConverter {
                         remux: inout [UInt8]?, report: inout FileReport) throws -> DecodedImage {
         let bytes = try source.readAll()
         if format == "jxl" { return try JXLDecoder.render(bytes: bytes) }
+        if format == "tiff" {
+            let (image, reduced) = try TIFFCodec.render(bytes: bytes)
+            if let reduced {
+                report.notes.append(Note(.info, code: "reencode-depth-reduced", "\(reduced): the JPEG and PNG encoders take 8-bit samples"))
+            }
+            return image
+        }
         do {
             return try HEIFDecoder.render(bytes: bytes)
         } catch let first {
@@ -156,7 +163,7 @@ struct ImageConverter {
             // PNG is lossless: anything but identical pixels (alpha included) is a fault, whatever the threshold.
             let alphaKept = decoded.raster.layout != .rgba || raster.pixels == decoded.raster.pixels
             guard fidelity.identical, alphaKept else { throw tooFar(fidelity, threshold, report: &report) }
-            return (bytes, PNGEncoder.encoderName, "lossless, 8-bit \(decoded.raster.layout == .rgba ? "RGBA" : "RGB")", fidelity)
+            return (bytes, PNGEncoder.encoderName, "lossless, 8-bit \(decoded.raster.layout == .rgba ? "RGBA" : decoded.raster.layout == .gray ? "grey" : "RGB")", fidelity)
         }
     }
 

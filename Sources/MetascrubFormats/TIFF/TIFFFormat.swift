@@ -14,6 +14,18 @@ public struct TIFFFormat: FormatHandler {
 
     public init() {}
 
+    /// Whether a file detected as TIFF is a camera raw only the scan tells apart (NEF, ARW, PEF, a late DNG).
+    public static func isCameraRaw(_ input: any ByteSource) -> Bool {
+        do {
+            _ = try TIFFScanner.scan(input, options: ScanOptions())
+            return false
+        } catch MetascrubError.unsupported(let format, _) where format == TIFFScanner.rawFormat || format == "DNG" {
+            return true
+        } catch {
+            return false
+        }
+    }
+
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Layout> {
         do {
             let scan = try TIFFScanner.scan(input, options: options)

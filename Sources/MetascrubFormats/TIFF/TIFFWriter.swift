@@ -32,6 +32,9 @@ struct TIFFWriter {
     let keeps: (Int) -> Bool
     /// Entries written instead of (or besides) the node's own, by tag: a re-encoded image (`TIFFImageSplice`).
     var replacement: (node: Int, entries: [UInt16: Entry])?
+    /// Only the first page's metadata entries and their Exif/GPS IFDs: an Exif block for a converted image
+    /// (`TIFFCarried`), without image structure, strips, XMP or IPTC.
+    var metadataOnly = false
     var ifds: [IFD] = []
     var notes: [Note] = []
 
@@ -51,7 +54,7 @@ struct TIFFWriter {
     mutating func build() throws -> OutputPlan {
         var previous: Int?
         var root: Int?
-        for node in layout.chain {
+        for node in metadataOnly ? Array(layout.chain.prefix(1)) : layout.chain {
             let n = layout.nodes[node]
             if let item = n.atomicItem, !keeps(item) { continue }
             guard let planned = try planNode(node) else { continue }
@@ -73,6 +76,12 @@ struct TIFFWriter {
             if let instead = replaced.removeValue(forKey: entry.tag) {
                 entries.append(instead)
                 continue
+            }
+            if metadataOnly, node.role.holdsImage {
+                switch fate {
+                case .structural, .data, .orientation, .xmp, .iptc, .drop: continue
+                case .item, .pointer: break
+                }
             }
             func copy() throws { entries.append(Entry(tag: entry.tag, type: entry.type, count: entry.count, value: .bytes(try structure.bytes(source, entry)))) }
             switch fate {

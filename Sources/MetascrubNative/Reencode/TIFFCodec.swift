@@ -13,6 +13,8 @@ public struct TIFFCoding: Sendable, Equatable {
     public var predictor: Int
     public var extraSamples: [UInt16]
     public var bigEndian: Bool
+    /// The Orientation tag (1 when absent); never applied by decoding, never written by encoding.
+    public var orientation: Int = 1
 
     /// Bytes of one pixel in `TIFFSamples.pixels`.
     public var bytesPerPixel: Int { samplesPerPixel * bitsPerSample / 8 }
@@ -23,10 +25,13 @@ public struct TIFFCoding: Sendable, Equatable {
 public struct TIFFSamples: Sendable, Equatable {
     public var coding: TIFFCoding
     public var pixels: [UInt8]
+    /// The embedded ICC profile (decoding only).
+    public var iccProfile: [UInt8]?
 
-    public init(coding: TIFFCoding, pixels: [UInt8]) {
+    public init(coding: TIFFCoding, pixels: [UInt8], iccProfile: [UInt8]? = nil) {
         self.coding = coding
         self.pixels = pixels
+        self.iccProfile = iccProfile
     }
 }
 
@@ -43,12 +48,16 @@ public enum TIFFCodec {
     /// The first image's samples (strips of interleaved 8- or 16-bit samples only).
     public static func decodeSamples(_ tiff: [UInt8]) throws -> TIFFSamples {
         var info = tiffbridge_image()
+        var icc: UnsafeMutablePointer<UInt8>?, iccLength = 0
         let (pixels, _) = try call { error in
             var out: UnsafeMutablePointer<UInt8>?, length = 0
-            let rc = tiff.withUnsafeBufferPointer { tiffbridge_decode_samples($0.baseAddress, $0.count, &info, &out, &length, error, 256) }
+            let rc = tiff.withUnsafeBufferPointer {
+                tiffbridge_decode_samples($0.baseAddress, $0.count, &info, &out, &length, &icc, &iccLength, error, 256)
+            }
             return (rc, out, length)
         }
-        return TIFFSamples(coding: coding(info), pixels: pixels)
+        defer { tiffbridge_free(icc) }
+        return TIFFSamples(coding: coding(info), pixels: pixels, iccProfile: icc.map { Array(UnsafeBufferPointer(start: $0, count: iccLength)) })
     }
 
     /// The first image as 8-bit RGBA in stored row order, with its ICC profile: for images `decodeSamples`
@@ -96,7 +105,8 @@ public enum TIFFCodec {
         let extras = withUnsafeBytes(of: i.extra_samples) { Array($0.bindMemory(to: UInt16.self).prefix(Int(i.extra_count))) }
         return TIFFCoding(width: Int(i.width), height: Int(i.height), bitsPerSample: Int(i.bits_per_sample),
                           samplesPerPixel: Int(i.samples_per_pixel), sampleFormat: Int(i.sample_format), photometric: Int(i.photometric),
-                          compression: Int(i.compression), predictor: Int(i.predictor), extraSamples: extras, bigEndian: i.big_endian != 0)
+                          compression: Int(i.compression), predictor: Int(i.predictor), extraSamples: extras, bigEndian: i.big_endian != 0,
+                          orientation: Int(i.orientation))
     }
 
     private static func image(_ c: TIFFCoding) -> tiffbridge_image {
