@@ -107,4 +107,22 @@ final class TIFFConversionTests: XCTestCase {
             XCTAssertEqual(FileProcessor(options: options).scan(InputFile(path: output, relative: "x")).status, .clean, "\(target)")
         }
     }
+
+    /// Conversion decides with the same settled decisions scan and clean use (`FileProcessor.decisions`): what
+    /// the handler keeps as the picture (HEIF's primary image) is kept, a TIFF bake the remux could only keep
+    /// as a tag is baked into the converted pixels.
+    func testConversionUsesTheSharedSettledDecisions() throws {
+        let tmp = TempDir()
+        for fixture in ["heic/exif-xmp.heic", "tiff/orient/lzw-6.tif"] {
+            let scanned = Run.scan(Fixture.path(fixture))
+            let report = convert(fixture, .jpeg, to: tmp.file("out.jpg"), policy: "strict")
+            XCTAssertEqual(report.status, .cleaned, "\(fixture): \(report.error?.message ?? "")")
+            XCTAssertEqual(report.findings.map(\.disposition), scanned.findings.map(\.disposition), fixture)
+            XCTAssertEqual(report.findings.map(\.reason), scanned.findings.map(\.reason), fixture)
+        }
+        let heif = convert("heic/exif-xmp.heic", .jpeg, to: tmp.file("heif.jpg"), policy: "strict")
+        XCTAssertEqual(heif.findings.first { $0.item.key == "heif:primary" }?.outcome, .kept)
+        let tiff = convert("tiff/orient/lzw-6.tif", .jpeg, to: tmp.file("tiff.jpg"), policy: "strict")
+        XCTAssertEqual(tiff.findings.first { $0.item.key == "exif:Orientation" }?.outcome, .baked)
+    }
 }

@@ -16,9 +16,9 @@ extension ImageConverter {
 
     /// The source cleaned by its handler with orientation tags dropped, verified; the source's bytes when
     /// nothing needs removing.
-    func verifiedRemux(_ source: FileByteSource, scan: FormatScan) throws -> [UInt8] {
+    func verifiedRemux(_ source: FileByteSource, scan: FormatScan, findings: [Finding]) throws -> [UInt8] {
         let processor = FileProcessor(options: options)
-        var settled = try processor.decisions(scan, source)
+        var settled = findings
         for index in settled.indices where Policy.orientationKeys.contains(settled[index].item.key) {
             settled[index].disposition = .remove
         }
