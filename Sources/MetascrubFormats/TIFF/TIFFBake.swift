@@ -30,6 +30,7 @@ enum TIFFBake {
         let s = layout.structure, ifd = node.ifd
         func value(_ tag: UInt16, _ otherwise: UInt64) throws -> UInt64 { try s.integer(input, ifd, tag) ?? otherwise }
         if ifd.entry(322) != nil || ifd.entry(324) != nil { return .keep("tiled TIFF data is not re-encoded") }
+        guard ifd.entry(273) != nil else { return .keep("the TIFF page has no strips to re-encode") }
         let compression = try value(259, 1)
         guard losslessCompressions.contains(compression) else {
             return .keep(compression == 6 || compression == 7
