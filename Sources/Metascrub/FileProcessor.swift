@@ -148,6 +148,12 @@ public struct FileProcessor: Sendable {
             let detected = try detect(source)
             // Hash only what will be written: a refused file costs no full read.
             if case .unsupported = detected {} else if options.digests { report.sha256Before = try Hashing.sha256(source) }
+            let conversion: ConversionTarget?
+            if case .handled(let entry, _) = detected {
+                conversion = options.conversionTarget(for: entry.format.id, source: source)
+            } else {
+                conversion = nil
+            }
             switch detected {
             case .notMedia:
                 switch mode {
@@ -167,9 +173,9 @@ public struct FileProcessor: Sendable {
                 report.format = entry.format.id
                 try uncleaned(source, format: entry.format.name, reason: entry.unsupportedReason ?? "no cleaner",
                               target: target, mode: mode, report: &report)
-            case .handled(let entry, let handler) where options.conversionTarget(for: entry.format.id, source: source) != nil:
+            case .handled(let entry, let handler) where conversion != nil:
                 report.format = entry.format.id
-                let conversion = options.conversionTarget(for: entry.format.id, source: source)!
+                let conversion = conversion!
                 try ImageConverter(options: options).convert(
                     source, handler: handler, format: entry.format.id, to: conversion,
                     target: try ImageConverter.target(for: input, mode: mode, conversion: conversion),
