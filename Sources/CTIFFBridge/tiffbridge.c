@@ -214,7 +214,7 @@ int tiffbridge_decode_rgba(const uint8_t *data, size_t size, tiffbridge_image *i
     TIFFRGBAImage image;
     uint64_t count = (uint64_t)info->width * info->height;
     if (sized(&m, count * 4) != 0) goto done;
-    if (!LIBTIFF(TIFFRGBAImageOK)(tif, message) || !LIBTIFF(TIFFRGBAImageBegin)(&image, tif, 0, message)) {
+    if (!LIBTIFF(TIFFRGBAImageOK)(tif, message) || !LIBTIFF(TIFFRGBAImageBegin)(&image, tif, 1, message)) {
         fail(&m, message[0] ? message : "libtiff cannot render this image");
         goto done;
     }

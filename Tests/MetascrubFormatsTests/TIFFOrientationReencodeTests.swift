@@ -115,4 +115,31 @@ final class TIFFOrientationReencodeTests: XCTestCase {
             }
         }
     }
+
+    /// Strips libtiff cannot decode: the bake and the conversion fail with libtiff's message and write nothing.
+    func testUndecodableStripsFailAndWriteNothing() throws {
+        let tmp = TempDir()
+        let fixture = Fixture.path("tiff/orient/lzw-6.tif")
+        var bytes = Array(try XCTUnwrap(FileManager.default.contents(atPath: fixture)))
+        // ExifTool says where the strips are; their LZW codes are scrambled.
+        let offsets = String(describing: try XCTUnwrap(Oracle.exiftool(fixture)["IFD0:StripOffsets"]))
+        for offset in offsets.split(separator: " ").compactMap({ Int($0) }) {
+            for i in stride(from: offset + 5, to: offset + 40, by: 3) { bytes[i] ^= 0xA5 }
+        }
+        let input = tmp.file("damaged.tif")
+        XCTAssertTrue(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
+
+        let baked = tmp.file("baked.tif")
+        let report = Run.clean(input, to: baked, policy: OrientationReencodeTests.reencoding)
+        XCTAssertEqual(report.status, .error)
+        XCTAssertTrue(report.error?.message.contains("libtiff") == true, report.error?.message ?? "")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: baked))
+
+        var options = ProcessingOptions(policy: Run.policy("strict"))
+        options.conversion = ConversionOptions(target: .png)
+        let converted = tmp.file("converted.png")
+        let conversion = FileProcessor(options: options).clean(InputFile(path: input, relative: "damaged.tif"), output: .file(converted))
+        XCTAssertEqual(conversion.status, .error)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: converted))
+    }
 }
