@@ -215,6 +215,29 @@ final class RawTests: XCTestCase {
         }
     }
 
+    /// A raw without a magic of its own (NEF, ARW, PEF) reaches the raw cleaner through the TIFF row: it keeps
+    /// Make, Model and UniqueCameraModel with their reason too (the TIFF row settles raws like the raw rows).
+    /// Made from canon.dng with its DNG version tags renamed, so only its sensor-data SubIFD marks it a raw.
+    func testRawThroughTheTIFFRowKeepsMakeAndModelWithAReason() throws {
+        var bytes = [UInt8](FileManager.default.contents(atPath: dng)!)
+        let ifd0 = Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16 | Int(bytes[7]) << 24
+        let count = Int(bytes[ifd0]) | Int(bytes[ifd0 + 1]) << 8
+        for i in 0..<count {
+            let at = ifd0 + 2 + 12 * i, tag = Int(bytes[at]) | Int(bytes[at + 1]) << 8
+            if tag == 0xC612 || tag == 0xC613 { bytes[at] = UInt8((0xC5F0 + tag - 0xC612) & 0xFF); bytes[at + 1] = 0xC5 }
+        }
+        let input = dir.file("undng.tif"), output = dir.file("undng-out.tif")
+        FileManager.default.createFile(atPath: input, contents: Data(bytes))
+        XCTAssertNil(Oracle.exiftool(input)["IFD0:DNGVersion"])
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.findings.first { $0.item.key == "exif:Model" }?.reason, RawTIFFScanner.decoderReason)
+        let tags = Oracle.exiftool(output)
+        XCTAssertEqual(tags["IFD0:Make"] as? String, "Canon")
+        XCTAssertNil(tags["IFD0:Artist"])
+        XCTAssertNil(tags["GPS:GPSLatitude"])
+    }
+
     /// A CR2 whose raw data is a stub (LibRaw does not recognise it): cleaned in place with a `damaged input`
     /// note naming the raw data, judged by ExifTool; lens, owner, serial, firmware and dates go, make and model
     /// stay with their reason; the stub raw data is the same bytes; a fixed point; refused under `damaged: refuse`.
