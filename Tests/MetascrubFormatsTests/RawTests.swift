@@ -115,6 +115,10 @@ final class RawTests: XCTestCase {
                     "exif:GPSLatitude", "quicktime:CreateDate", "ctmd:TimeStamp", "xmp:dc:creator"] {
             XCTAssertTrue(keys.contains(key), "\(key) not found")
         }
+        // The CTMD track's maker-note record (type 8) is cleaned like CMT3.
+        for location in ["CTMD/MakerNote/Canon.SerialNumber", "CTMD/MakerNote/CanonCs.LensType"] {
+            XCTAssertTrue(scan.items.contains { $0.location == location }, "\(location) not found")
+        }
         let layout = scan.layout
         let policy = Run.policy("strict")
         var notes: [Note] = []
