@@ -66,24 +66,26 @@ final class TIFFConversionTests: XCTestCase {
         }
     }
 
-    /// 16-bit sources are written as 8-bit (the encoders take 8-bit rasters) and the report says so; each sample
-    /// is ImageMagick's 16-bit sample rounded to the nearest 8-bit level.
-    func testSixteenBitTIFFToPNGSaysWhatWasReduced() throws {
+    /// 16-bit grey and RGB stay 16-bit in a PNG, sample for sample as ImageMagick reads the source (turned);
+    /// a JPEG holds 8 bits, and the report says what was reduced.
+    func testSixteenBitTIFFKeepsSixteenBitsInPNGAndSaysWhatJPEGReduced() throws {
         let tmp = TempDir()
         for fixture in ["tiff/orient/rgb16-lzw-5.tif", "tiff/orient/gray16-deflate-6.tif"] {
             let name = (fixture as NSString).lastPathComponent
-            let output = tmp.file(name + ".png")
-            let report = convert(fixture, .png, to: output, policy: "strict")
+            let png = tmp.file(name + ".png")
+            let report = convert(fixture, .png, to: png, policy: "strict")
             XCTAssertEqual(report.status, .cleaned, "\(name): \(report.error?.message ?? "")")
-            XCTAssertTrue(report.notes.contains { $0.code == "reencode-depth-reduced" && $0.message.contains("16-bit") }, name)
-            let wide = samples(Fixture.path(fixture), depth: 16, autoOrient: true)
-            let narrow = samples(output, depth: 8, autoOrient: false)
-            XCTAssertEqual(wide.count, narrow.count * 2, name)
-            let rounded = stride(from: 0, to: wide.count, by: 2).map { (i: Int) -> UInt8 in
-                let value = UInt32(wide[i]) | UInt32(wide[i + 1]) << 8
-                return UInt8((value + 128) / 257)
-            }
-            XCTAssertEqual(rounded, narrow, "\(name): not the nearest 8-bit level of ImageMagick's 16-bit render")
+            XCTAssertTrue(report.reencode?.settings.hasPrefix("lossless, 16-bit") == true, report.reencode?.settings ?? "")
+            XCTAssertFalse(report.notes.contains { $0.code == "reencode-depth-reduced" }, name)
+            XCTAssertEqual(Oracle.exiftool(png)["PNG:BitDepth"] as? Int, 16, name)
+            XCTAssertNil(Oracle.exiftool(png)["PNG:Gamma"], "\(name): the samples are not linear")
+            XCTAssertEqual(samples(png, depth: 16, autoOrient: false), samples(Fixture.path(fixture), depth: 16, autoOrient: true),
+                           "\(name): 16-bit samples differ from ImageMagick's auto-oriented render")
+
+            let jpeg = tmp.file(name + ".jpg")
+            let lossy = convert(fixture, .jpeg, to: jpeg, policy: "strict")
+            XCTAssertEqual(lossy.status, .cleaned, "\(name): \(lossy.error?.message ?? "")")
+            XCTAssertTrue(lossy.notes.contains { $0.code == "reencode-depth-reduced" && $0.message.contains("16-bit") }, name)
         }
     }
 

@@ -44,6 +44,10 @@ struct ImageConverter {
         let icc = removesICC ? nil : decoded.iccProfile
         // Proven in memory first: nothing reaches the file system unless it passes.
         let image = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
+        if format == "tiff", decoded.bitDepth > 8, conversion == .jpeg || decoded.wide == nil {
+            let why = conversion == .jpeg ? "JPEG holds 8-bit samples" : "16-bit PNG output takes grey or RGB without alpha"
+            report.notes.append(Note(.info, code: "reencode-depth-reduced", "\(decoded.bitDepth)-bit samples written as 8-bit: \(why)"))
+        }
         try shared.rescan(image, report: &report)
         try shared.write(image, to: target, createFolders: createFolders, from: source, report: &report)
 
@@ -96,13 +100,7 @@ struct ImageConverter {
                         remux: inout [UInt8]?, report: inout FileReport) throws -> DecodedImage {
         let bytes = try source.readAll()
         if format == "jxl" { return try JXLDecoder.render(bytes: bytes) }
-        if format == "tiff" {
-            let (image, reduced) = try TIFFCodec.render(bytes: bytes)
-            if let reduced {
-                report.notes.append(Note(.info, code: "reencode-depth-reduced", "\(reduced): the JPEG and PNG encoders take 8-bit samples"))
-            }
-            return image
-        }
+        if format == "tiff" { return try TIFFCodec.render(bytes: bytes) }
         do {
             return try HEIFDecoder.render(bytes: bytes)
         } catch let first {
@@ -144,6 +142,19 @@ struct ImageConverter {
                 : "quality ladder \(Self.qualityLadder.map { "\($0.quality)/\($0.subsampling.rawValue)" }.joined(separator: " → ")): first to reach \(Reencoding.decimal(threshold, 1)) dB"
             return ReencodedImage(bytes: chosen.bytes, format: conversion.formatID, decoder: decoded.decoder, encoder: JPEGEncoder.encoderName,
                                   settings: settings.summary + "; \(rule)", fidelity: chosen.fidelity)
+        case .png where decoded.wide != nil:
+            let wide = decoded.wide!
+            let (_, chosen) = try shared.firstPassing([()], report: &report) { _ in
+                let bytes = try PNGEncoder.encode(wide, iccProfile: icc, chunks: carried.pngChunks)
+                let back = try PNGDecoder.decodeRGBA16(bytes)
+                // Lossless at 16 bits: the samples read back must be the source's, every one.
+                let same = back.width == wide.width && back.height == wide.height && back.pixels == wide.rgba
+                let fidelity = same ? Fidelity.identicalPixels
+                    : try Fidelity.measure(decoded.raster, Raster(width: back.width, height: back.height, layout: .rgba, pixels: back.pixels.map { UInt8($0 >> 8) }))
+                return .init(bytes: bytes, fidelity: fidelity, passes: same)
+            }
+            return ReencodedImage(bytes: chosen.bytes, format: conversion.formatID, decoder: decoded.decoder, encoder: PNGEncoder.encoderName,
+                                  settings: "lossless, 16-bit \(wide.layout == .gray ? "grey" : "RGB")", fidelity: chosen.fidelity)
         case .png:
             let (_, chosen) = try shared.firstPassing([()], report: &report) { _ in
                 let bytes = try PNGEncoder.encode(decoded.raster, iccProfile: icc, chunks: carried.pngChunks)
