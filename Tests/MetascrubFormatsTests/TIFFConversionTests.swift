@@ -127,4 +127,17 @@ final class TIFFConversionTests: XCTestCase {
         let tiff = convert("tiff/orient/lzw-6.tif", .jpeg, to: tmp.file("tiff.jpg"), policy: "strict")
         XCTAssertEqual(tiff.findings.first { $0.item.key == "exif:Orientation" }?.outcome, .baked)
     }
+
+    /// Only the first page is converted: further pages and reduced-resolution images are listed as not carried.
+    func testFurtherPagesAndThumbnailsAreListedAsNotCarried() throws {
+        let tmp = TempDir()
+        let pages = convert("tiff/orient/multipage-6.tif", .png, to: tmp.file("pages.png"), policy: "strict")
+        XCTAssertEqual(pages.status, .cleaned, pages.error?.message ?? "")
+        XCTAssertEqual(pages.reencode?.notCarried, ["1 further page"])
+        XCTAssertEqual(Tool.run(["identify", "-format", "%n\\n", tmp.file("pages.png")]).stdout.count, 2, "one image in the PNG")
+        let thumb = convert("tiff/multipage-thumb.tif", .jpeg, to: tmp.file("thumb.jpg"), policy: "strict")
+        XCTAssertEqual(thumb.status, .cleaned, thumb.error?.message ?? "")
+        XCTAssertEqual(thumb.reencode?.notCarried, ["reduced-resolution image"])
+        XCTAssertTrue(thumb.notes.contains { $0.code == "reencode-not-carried" })
+    }
 }

@@ -51,7 +51,11 @@ struct ImageConverter {
         try shared.rescan(image, report: &report)
         try shared.write(image, to: target, createFolders: createFolders, from: source, report: &report)
 
-        let notCarried = Self.notCarried(findings)
+        var notCarried = Self.notCarried(findings)
+        // Further TIFF pages are images, not metadata items: only the first page is converted.
+        if format == "tiff", case let pages = TIFFFormat.pageCount(source), pages > 1 {
+            notCarried.append("\(pages - 1) further page\(pages == 2 ? "" : "s")")
+        }
         report.status = .cleaned
         report.method = .reencode
         report.reencode = shared.reencoding(
@@ -184,6 +188,8 @@ struct ImageConverter {
             else if key.hasPrefix("heif:auxiliary:") { label = "auxiliary image" }
             else if key == "heif:motionphoto" { label = "motion-photo video" }
             else if key == "heif:image" { label = "secondary image" }
+            else if key.hasPrefix("tiff:IFD") { label = "reduced-resolution image" }
+            else if key == "tiff:SubIFD" { label = "SubIFD image" }
             else { label = nil }
             if let label, !out.contains(label) { out.append(label) }
         }
