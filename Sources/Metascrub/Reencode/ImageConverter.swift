@@ -40,14 +40,27 @@ struct ImageConverter {
 
         let wantsCarry = Self.keepsCarriable(findings)
         var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, scan: scan) : nil
-        let decoded = try decode(source, format: format, scan: scan, remux: &remux, report: &report)
-        let carried = wantsCarry ? carried(from: remux, format: format) : CarriedMetadata()
+        var carried = wantsCarry ? self.carried(from: remux, format: format) : CarriedMetadata()
         // The profile describes the decoded pixels (libjxl describes its own output even without one in the
         // file), so it goes along unless the policy removes the source's profile.
         let removesICC = findings.contains { $0.item.key == "icc:profile" && $0.disposition != .keep }
-        let icc = removesICC ? nil : decoded.iccProfile
         // Proven in memory first: nothing reaches the file system unless it passes.
-        let (encoded, encoder, settings, fidelity) = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
+        let (encoded, encoder, settings, fidelity): ([UInt8], String, String, Fidelity)
+        let icc: [UInt8]?, decoderName: String
+        if conversion == .jpeg, let planar = planarJPEG(source, format: format, carried: carried, carryICC: !removesICC) {
+            // An 8-bit 4:2:0 HEIC: its YCbCr planes go to the JPEG encoder as they are (PlanarConversion.swift).
+            guard planar.attempt.fidelity.meets(policy.minimumPSNR) else {
+                throw tooFar(planar.attempt.fidelity, policy.minimumPSNR, report: &report)
+            }
+            (encoded, encoder, settings, fidelity) = (planar.attempt.bytes, JPEGEncoder.encoderName, planarSettings(planar), planar.attempt.fidelity)
+            (icc, decoderName) = (planar.iccProfile, planar.decoder)
+        } else {
+            let decoded = try decode(source, format: format, scan: scan, remux: &remux, report: &report)
+            if wantsCarry { carried = self.carried(from: remux, format: format) }
+            icc = removesICC ? nil : decoded.iccProfile
+            (encoded, encoder, settings, fidelity) = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
+            decoderName = decoded.decoder
+        }
         try rescan(encoded, as: conversion, fidelity: fidelity, report: &report)
 
         try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: createFolders, write: { sink in
@@ -68,7 +81,7 @@ struct ImageConverter {
         if options.digests { report.sha256After = try Hashing.sha256(MemoryByteSource(encoded)) }
         report.reencode = Reencoding(
             reason: "convert \(format) to \(conversion.rawValue) (\(self.options.conversion.target != nil ? "--convert" : "policy convert"))",
-            from: format, to: conversion.formatID, decoder: decoded.decoder, encoder: encoder, settings: settings,
+            from: format, to: conversion.formatID, decoder: decoderName, encoder: encoder, settings: settings,
             psnr: fidelity.psnr, ssim: fidelity.ssim, minimumPSNR: policy.minimumPSNR, notCarried: notCarried)
         if !notCarried.isEmpty {
             report.notes.append(Note(.info, code: "reencode-not-carried",
