@@ -22,4 +22,21 @@ int jpeg_stream_read(struct jpeg_stream *stream, uint8_t *out, int rows, char er
 
 void jpeg_stream_close(struct jpeg_stream *stream);
 
+
+
+// A JPEG encoded from rows the caller supplies, through libjpeg with TurboJPEG's settings (accurate DCT, IJG
+// quality tables, JFIF, baseline Huffman tables), so the image never has to exist whole in another layout.
+struct jpeg_row_encoder;
+
+// `h_sampling`×`v_sampling`: the luma sampling factors (2×2: 4:2:0, 2×1: 4:2:2, 1×1: 4:4:4). NULL on error.
+struct jpeg_row_encoder *jpeg_row_encoder_begin(int width, int height, int quality, int h_sampling, int v_sampling,
+                                                char error[200]);
+
+// Encodes `rows` rows of packed 8-bit RGB. Returns 0, or -1 on an error (the encoder must then be freed).
+int jpeg_row_encoder_write(struct jpeg_row_encoder *encoder, const uint8_t *rgb, int rows, char error[200]);
+
+// Finishes the file: `*jpeg` (malloc'ed, the caller frees it) and `*size`. Returns 0 or -1.
+int jpeg_row_encoder_finish(struct jpeg_row_encoder *encoder, uint8_t **jpeg, unsigned long *size, char error[200]);
+
+void jpeg_row_encoder_free(struct jpeg_row_encoder *encoder);
 #endif
