@@ -98,6 +98,12 @@ public enum HEIFDecoder {
         _ = metascrub_heif_use_threaded_hevc(Int32(ProcessInfo.processInfo.activeProcessorCount))
     }()
 
+    /// Whether HEVC images decode through the threaded plugin (false when libde265 could not be loaded).
+    public static var threadedHEVCInUse: Bool {
+        _ = registerThreadedHEVC
+        return metascrub_heif_use_threaded_hevc(1) != 0
+    }
+
     static func check(_ error: heif_error) throws {
         guard error.code != heif_error_Ok else { return }
         let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
