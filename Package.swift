@@ -33,6 +33,7 @@ let package = Package(
         // reach it through dlopen on first use (see NativeLibraries.swift).
         systemLibrary("CFFmpeg", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
+        systemLibrary("CDeflate", pkgConfig: "libdeflate", apt: ["libdeflate-dev"]),
         systemLibrary("CWebP", pkgConfig: "libwebp", apt: ["libwebp-dev"]),
         systemLibrary("CNettle", pkgConfig: "nettle", apt: ["nettle-dev"]),
         // exiv2 is C++: a small C API over it, every call inside try/catch.
@@ -62,7 +63,7 @@ let package = Package(
         .target(name: "CAVBridge"),
 
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
-        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib", "CJPEGStream"]),
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib", "CDeflate", "CJPEGStream"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
         .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge"]),

@@ -11,6 +11,10 @@ ssize_t ms_copy_file_range(int fd_in, long long *off_in, int fd_out, size_t len)
     return n;
 }
 
+int ms_syncfs(int fd) {
+    return syncfs(fd);
+}
+
 int ms_terminal_columns(int fd) {
     struct winsize ws;
     if (ioctl(fd, TIOCGWINSZ, &ws) != 0) return 0;

@@ -1,3 +1,4 @@
+import CDeflate
 import CZlib
 
 /// Why zlib data could not be inflated.
@@ -94,6 +95,7 @@ public enum Zlib {
 
     /// CRC-32 over bytes lent without a copy (a chunk of a file held in memory).
     public static func crc32(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
-        UInt32(CZlib.crc32(uLong(crc), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), uInt(bytes.count)))
+        guard let base = bytes.baseAddress else { return crc }
+        return libdeflate_crc32(crc, base, bytes.count)
     }
 }

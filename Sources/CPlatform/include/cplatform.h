@@ -12,4 +12,8 @@ ssize_t ms_copy_file_range(int fd_in, long long *off_in, int fd_out, size_t len)
 /// or 0 when `fd` is not a terminal.
 int ms_terminal_columns(int fd);
 
+/// syncfs(2): flushes every dirty page and the journal of the file system holding `fd`, in one call; returns 0 or
+/// -1 with errno set (since Linux 5.8 it reports write-back errors not yet seen, like fsync).
+int ms_syncfs(int fd);
+
 #endif

@@ -50,8 +50,8 @@ enum JPEGBake {
         let turned = try LosslessJPEG.transform(jpeg, transform, tolerateWarnings: tolerant)
         let before = try LosslessJPEG.decodeRGB(jpeg, tolerateWarnings: tolerant)
         let after = try LosslessJPEG.decodeRGB(turned, tolerateWarnings: tolerant)
-        let expected = PixelOrientation.apply(orientation, width: before.width, height: before.height, pixels: before.pixels, channels: 3)
-        return expected.width == after.width && expected.height == after.height && expected.pixels == after.pixels
+        return PixelOrientation.matches(orientation, width: before.width, height: before.height, pixels: before.pixels, channels: 3,
+                                        turned: (after.width, after.height, after.pixels))
     }
 
     /// A small JPEG of the first `bandRows` MCU rows: the tables, the frame header with a smaller height and
