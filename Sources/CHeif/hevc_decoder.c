@@ -152,17 +152,18 @@ static const struct heif_decoder_plugin plugin = {
     3, plugin_name, NULL, NULL, does_support_format, new_decoder, free_decoder, push_data, decode_image,
     set_strict_decoding, "libde265-threaded"};
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int requested_threads = 1;
-
-static void register_plugin(void) {
-    threads = requested_threads < 1 ? 1 : requested_threads > 8 ? 8 : requested_threads;
-    loaded = load();
-    if (loaded) heif_register_decoder_plugin(&plugin);
-}
+static pthread_mutex_t registration = PTHREAD_MUTEX_INITIALIZER;
+static int registered;
 
 int metascrub_heif_use_threaded_hevc(int worker_threads) {
-    requested_threads = worker_threads;
-    pthread_once(&once, register_plugin);
-    return loaded;
+    pthread_mutex_lock(&registration);
+    if (!registered) {
+        registered = 1;
+        threads = worker_threads < 1 ? 1 : worker_threads > 8 ? 8 : worker_threads;
+        loaded = load();
+        if (loaded) heif_register_decoder_plugin(&plugin);
+    }
+    int in_use = loaded;
+    pthread_mutex_unlock(&registration);
+    return in_use;
 }
