@@ -46,7 +46,10 @@ let package = Package(
         // LibRaw (C API over C++, thread-safe build), through dlopen on first use: decodes camera raws to prove a
         // cleaned raw decodes the same.
         .target(name: "CRawBridge", dependencies: ["CLazyLibrary"]),
-        // dlopen on first use, shared by CHeif and CRawBridge.
+        // libtiff through dlopen on first use (headers from libtiff-dev): decodes and encodes TIFF samples for
+        // orientation bakes and conversions (issue 16); the container itself is ours.
+        .target(name: "CTIFFBridge", dependencies: ["CLazyLibrary"]),
+        // dlopen on first use, shared by CHeif, CRawBridge and CTIFFBridge.
         .target(name: "CLazyLibrary", linkerSettings: [.linkedLibrary("dl")]),
 
         // libjpeg's scanline decoder (libjpeg62-turbo), for comparing a conversion with its source a few rows at a
@@ -63,7 +66,7 @@ let package = Package(
         .target(name: "CAVBridge"),
 
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
-        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib", "CDeflate", "CJPEGStream"]),
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib", "CDeflate", "CTIFFBridge", "CJPEGStream"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
         .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge"]),

@@ -148,6 +148,12 @@ public struct FileProcessor: Sendable {
             let detected = try detect(source)
             // Hash only what will be written: a refused file costs no full read.
             if case .unsupported = detected {} else if options.digests { report.sha256Before = try Hashing.sha256(source) }
+            let conversion: ConversionTarget?
+            if case .handled(let entry, _) = detected {
+                conversion = options.conversionTarget(for: entry.format.id, source: source)
+            } else {
+                conversion = nil
+            }
             switch detected {
             case .notMedia:
                 switch mode {
@@ -167,9 +173,9 @@ public struct FileProcessor: Sendable {
                 report.format = entry.format.id
                 try uncleaned(source, format: entry.format.name, reason: entry.unsupportedReason ?? "no cleaner",
                               target: target, mode: mode, report: &report)
-            case .handled(let entry, let handler) where options.conversionTarget(for: entry.format.id) != nil:
+            case .handled(let entry, let handler) where conversion != nil:
                 report.format = entry.format.id
-                let conversion = options.conversionTarget(for: entry.format.id)!
+                let conversion = conversion!
                 try ImageConverter(options: options).convert(
                     source, handler: handler, format: entry.format.id, to: conversion,
                     target: try ImageConverter.target(for: input, mode: mode, conversion: conversion),
@@ -252,6 +258,18 @@ public struct FileProcessor: Sendable {
     /// Scans and applies the policy. Throws when the policy forbids an item; returns no plan (and marks the
     /// report clean) when nothing needs removing.
     func decide(_ source: any ByteSource, handler: AnyFormatHandler, report: inout FileReport) throws -> (FormatScan, [Finding], CleanPlan?) {
+        let (scan, findings) = try scanAndDecide(source, handler: handler, report: &report)
+        if findings.allSatisfy({ $0.disposition == .keep }) {
+            report.status = .clean
+            report.findings = findings.map { var f = $0; f.outcome = f.plannedOutcome; return f }
+            return (scan, findings, nil)
+        }
+        return (scan, findings, CleanPlan(findings: findings, policy: options.policy, layout: options.layout))
+    }
+
+    /// Scans (honouring `damaged:`) and settles the policy's decisions, into the report. Throws when the
+    /// policy forbids an item. Clean and conversion both start here.
+    func scanAndDecide(_ source: any ByteSource, handler: AnyFormatHandler, report: inout FileReport) throws -> (FormatScan, [Finding]) {
         let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues, tolerateDamage: options.policy.damaged == .clean))
         let findings = try decisions(scan, source)
         report.findings = findings
@@ -260,12 +278,7 @@ public struct FileProcessor: Sendable {
         if !forbidden.isEmpty {
             throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
         }
-        if findings.allSatisfy({ $0.disposition == .keep }) {
-            report.status = .clean
-            report.findings = findings.map { var f = $0; f.outcome = f.plannedOutcome; return f }
-            return (scan, findings, nil)
-        }
-        return (scan, findings, CleanPlan(findings: findings, policy: options.policy, layout: options.layout))
+        return (scan, findings)
     }
 
     /// The policy's decision for every item, settled by the handler: the one meaning scan, clean and the
@@ -294,8 +307,8 @@ public struct FileProcessor: Sendable {
     }
 
     /// Keys the policy (settled, as for the original) still removes from a cleaned output: empty when it is clean.
-    func remaining(_ rescan: FormatRescan, _ cleaned: any ByteSource) throws -> [String] {
-        Array(Set(try decisions(rescan.scan, cleaned).filter { $0.disposition != .keep }.map(\.item.key))).sorted()
+    func remaining(_ scan: FormatScan, _ cleaned: any ByteSource) throws -> [String] {
+        Array(Set(try decisions(scan, cleaned).filter { $0.disposition != .keep }.map(\.item.key))).sorted()
     }
 
     /// The cleaned output parses, carries nothing the policy removes, and shows the same content. Throws
@@ -308,7 +321,7 @@ public struct FileProcessor: Sendable {
         } catch {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
         }
-        let remaining = try remaining(rescan, cleaned)
+        let remaining = try remaining(rescan.scan, cleaned)
         let content = try rescan.verifyContent(original: source, cleaned: cleaned, result: result)
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,

@@ -46,7 +46,7 @@ struct CleanCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "MP4/MOV: put the movie box before the sample data, so playback can start while downloading.")
     var faststart = false
 
-    @Option(name: .long, help: ArgumentHelp("Convert HEIC/HEIF/AVIF and JPEG XL to jpeg or png while cleaning (a re-encode, verified by PSNR against the original's render; --output-dir outputs get the new extension).", valueName: "format"))
+    @Option(name: .long, help: ArgumentHelp("Convert HEIC/HEIF/AVIF, JPEG XL and TIFF to jpeg or png while cleaning (a re-encode, verified by PSNR against the original's render; --output-dir outputs get the new extension).", valueName: "format"))
     var convert: ConversionTarget?
 
     @Option(name: .long, help: ArgumentHelp("JPEG quality for --convert jpeg (1-100; default 92).", valueName: "n"))

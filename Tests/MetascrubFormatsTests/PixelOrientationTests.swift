@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubFormats
+import MetascrubNative
 import XCTest
 
 /// The orientation walk against the EXIF definition written out pixel by pixel (the oracle here is the spec's

@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubFormats
 import MetascrubNative
 
-/// `--convert jpeg|png` (or `convert:` in the policy): which files (HEIC/HEIF/AVIF, JPEG XL) are converted, and what their outputs are
+/// `--convert jpeg|png` (or `convert:` in the policy): which files (HEIC/HEIF/AVIF, JPEG XL, TIFF) are converted, and what their outputs are
 /// called. The pixel work is `MetascrubNative`'s (`HEIFDecoder.render`, `JPEGEncoder`, `PNGEncoder`,
 /// `Fidelity`); `ImageConverter` ties it to the pipeline.
 public struct ConversionOptions: Sendable, Equatable {
@@ -18,9 +18,9 @@ public struct ConversionOptions: Sendable, Equatable {
     }
 
     /// Source formats (by detected format id) a decoder exists for.
-    public static let convertibleFormats: Set<String> = ["heif", "avif", "jxl"]
+    public static let convertibleFormats: Set<String> = ["heif", "avif", "jxl", "tiff"]
     /// File name extensions of those formats, for finding output-name collisions before anything is read.
-    static let convertibleExtensions: Set<String> = ["heic", "heif", "hif", "avif", "heics", "avifs", "jxl"]
+    static let convertibleExtensions: Set<String> = ["heic", "heif", "hif", "avif", "heics", "avifs", "jxl", "tif", "tiff"]
 
     /// `IMG_0001.HEIC` → `IMG_0001.jpg`: the extension of the last path component replaced (or added).
     public static func renamed(_ path: String, to target: ConversionTarget) -> String {
@@ -45,9 +45,11 @@ public struct ConversionOptions: Sendable, Equatable {
 }
 
 extension ProcessingOptions {
-    /// The conversion that applies to files of `format`, if any.
-    func conversionTarget(for format: String) -> ConversionTarget? {
-        guard let target = conversion.target ?? policy.convert else { return nil }
-        return ConversionOptions.convertibleFormats.contains(format) ? target : nil
+    /// The conversion that applies to `source`, detected as `format`, if any.
+    func conversionTarget(for format: String, source: any ByteSource) -> ConversionTarget? {
+        guard let target = conversion.target ?? policy.convert, ConversionOptions.convertibleFormats.contains(format) else { return nil }
+        // TIFF-based camera raws (NEF, ARW, PEF) share TIFF's detection: they are cleaned as raws, never converted.
+        if format == "tiff", TIFFFormat.isCameraRaw(source) { return nil }
+        return target
     }
 }

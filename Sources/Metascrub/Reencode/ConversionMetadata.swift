@@ -16,9 +16,9 @@ extension ImageConverter {
 
     /// The source cleaned by its handler with orientation tags dropped, verified; the source's bytes when
     /// nothing needs removing.
-    func verifiedRemux(_ source: FileByteSource, scan: FormatScan) throws -> [UInt8] {
+    func verifiedRemux(_ source: FileByteSource, scan: FormatScan, findings: [Finding]) throws -> [UInt8] {
         let processor = FileProcessor(options: options)
-        var settled = try processor.decisions(scan, source)
+        var settled = findings
         for index in settled.indices where Policy.orientationKeys.contains(settled[index].item.key) {
             settled[index].disposition = .remove
         }
@@ -33,6 +33,10 @@ extension ImageConverter {
     /// Exif and XMP of a verified remux, for the output; nothing for formats without a reader here (JPEG XL).
     func carried(from remux: [UInt8]?, format: String) -> CarriedMetadata {
         guard let remux, format != "jxl" else { return CarriedMetadata() }
+        if format == "tiff" {
+            guard let found = try? TIFFCarried.metadata(of: remux) else { return CarriedMetadata() }
+            return CarriedMetadata(exif: found.exif, xmp: found.xmp)
+        }
         return (try? CarriedMetadata.fromHEIF(remux)) ?? CarriedMetadata()
     }
 }

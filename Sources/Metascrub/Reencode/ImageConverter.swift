@@ -3,7 +3,7 @@ import MetascrubCore
 import MetascrubFormats
 import MetascrubNative
 
-/// Cleans a file by converting it (HEIC/HEIF/AVIF, JPEG XL → JPEG/PNG): decode the displayed image, encode it with only
+/// Cleans a file by converting it (HEIC/HEIF/AVIF, JPEG XL, TIFF → JPEG/PNG): decode the displayed image, encode it with only
 /// what the policy keeps, then prove the result before anything is written: it parses, a re-scan finds nothing
 /// the policy removes, and its decoded pixels are within the policy's PSNR of the source's displayed render.
 ///
@@ -26,101 +26,95 @@ struct ImageConverter {
         }
     }
 
+    var shared: VerifiedReencode { VerifiedReencode(options: options, noun: "converted") }
+
     func convert(_ source: FileByteSource, handler: AnyFormatHandler, format: String, to conversion: ConversionTarget,
                  target: String, createFolders: Bool, report: inout FileReport) throws {
-        let policy = options.policy
-        let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues))
-        let findings = policy.evaluate(scan.items)
-        report.findings = findings
-        report.notes += scan.notes
-        let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
-        guard forbidden.isEmpty else {
-            throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
-        }
+        // The settled decisions scan, clean and every re-scan share: `damaged:` is honoured, and what the
+        // handler keeps because it is the picture (HEIF's primary image) is kept here too.
+        let (scan, findings) = try FileProcessor(options: options).scanAndDecide(source, handler: handler, report: &report)
 
         let wantsCarry = Self.keepsCarriable(findings)
-        var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, scan: scan) : nil
-        var carried = wantsCarry ? self.carried(from: remux, format: format) : CarriedMetadata()
+        var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, scan: scan, findings: findings) : nil
         // The profile describes the decoded pixels (libjxl describes its own output even without one in the
         // file), so it goes along unless the policy removes the source's profile.
         let removesICC = findings.contains { $0.item.key == "icc:profile" && $0.disposition != .keep }
         // Proven in memory first: nothing reaches the file system unless it passes.
-        let (encoded, encoder, settings, fidelity): ([UInt8], String, String, Fidelity)
-        let icc: [UInt8]?, decoderName: String
-        if conversion == .jpeg, let planar = planarJPEG(source, format: format, carried: carried, carryICC: !removesICC) {
-            // An 8-bit 4:2:0 HEIC: its YCbCr planes go to the JPEG encoder as they are (PlanarConversion.swift).
-            guard planar.attempt.fidelity.meets(policy.minimumPSNR) else {
-                throw tooFar(planar.attempt.fidelity, policy.minimumPSNR, report: &report)
-            }
-            (encoded, encoder, settings, fidelity) = (planar.attempt.bytes, JPEGEncoder.encoderName, planarSettings(planar), planar.attempt.fidelity)
-            (icc, decoderName) = (planar.iccProfile, planar.decoder)
+        let image: ReencodedImage, icc: [UInt8]?, carried: CarriedMetadata
+        if conversion == .jpeg, let planar = planarSource(source, format: format) {
+            // 8-bit HEIF/AVIF: libheif's planar render, encoded and checked a band at a time (PlanarConversion.swift).
+            carried = wantsCarry ? self.carried(from: remux, format: format) : CarriedMetadata()
+            icc = removesICC ? nil : planar.iccProfile
+            image = try planarJPEG(planar, icc: icc, carried: carried, report: &report)
         } else {
-            let decoded = try decode(source, format: format, scan: scan, remux: &remux, report: &report)
-            if wantsCarry { carried = self.carried(from: remux, format: format) }
+            let decoded = try decode(source, format: format, scan: scan, findings: findings, remux: &remux, report: &report)
+            carried = wantsCarry ? self.carried(from: remux, format: format) : CarriedMetadata()
             icc = removesICC ? nil : decoded.iccProfile
-            (encoded, encoder, settings, fidelity) = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
-            decoderName = decoded.decoder
+            image = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
         }
-        try rescan(encoded, as: conversion, fidelity: fidelity, report: &report)
-
-        try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: createFolders, write: { sink in
-            try sink.write(encoded)
-        }, check: { temp in
-            let written = try options.fileSystem.openOwnTemporary(temp)
-            guard written.size == Int64(encoded.count), try written.readAll() == encoded else {
-                throw MetascrubError.verificationFailed(reason: "the converted file on disk differs from what was verified")
-            }
-            try FileProcessor(options: options).applyAttributes(from: source, toTemp: temp)
-        })
+        try shared.rescan(image, report: &report)
+        try shared.write(image, to: target, createFolders: createFolders, from: source, report: &report)
 
         let notCarried = Self.notCarried(findings)
         report.status = .cleaned
         report.method = .reencode
-        report.output = target
-        report.bytesAfter = Int64(encoded.count)
-        if options.digests { report.sha256After = try Hashing.sha256(MemoryByteSource(encoded)) }
-        report.reencode = Reencoding(
-            reason: "convert \(format) to \(conversion.rawValue) (\(self.options.conversion.target != nil ? "--convert" : "policy convert"))",
-            from: format, to: conversion.formatID, decoder: decoderName, encoder: encoder, settings: settings,
-            psnr: fidelity.psnr, ssim: fidelity.ssim, minimumPSNR: policy.minimumPSNR, notCarried: notCarried)
+        report.reencode = shared.reencoding(
+            image, reason: "convert \(format) to \(conversion.rawValue) (\(options.conversion.target != nil ? "--convert" : "policy convert"))",
+            from: format, notCarried: notCarried)
         if !notCarried.isEmpty {
             report.notes.append(Note(.info, code: "reencode-not-carried",
                                      "not carried into the \(conversion.rawValue): \(notCarried.joined(separator: ", "))"))
         }
         report.findings = findings.map { finding in
             var f = finding
-            if finding.item.key == "icc:profile", finding.disposition == .keep, icc != nil {
-                f.outcome = .kept
-            } else if Policy.orientationKeys.contains(finding.item.key), finding.disposition == .bake {
-                f.outcome = .baked
-            } else if finding.item.key == "heif:primary" {
-                f.outcome = .kept
-            } else if finding.disposition == .keep, !carried.isEmpty, finding.item.key.hasPrefix("exif:") || finding.item.key.hasPrefix("xmp:") {
-                // Copied across in the Exif/XMP of the verified remux.
-                f.outcome = .kept
-            } else {
-                // Everything else is gone: only pixels, the ICC profile and the remux's Exif/XMP are written.
-                f.outcome = .removed
-            }
+            f.outcome = Self.outcome(finding, icc: icc, carried: carried)
             return f
         }
         if wantsCarry, carried.isEmpty {
             report.notes.append(Note(.warning, code: "reencode-kept-dropped",
-                                     "items the policy keeps are not carried into files converted from \(format) (only Exif and XMP of HEIF/AVIF are)"))
+                                     "items the policy keeps are not carried into files converted from \(format) (only Exif and XMP of HEIF/AVIF and TIFF are)"))
         }
+    }
+
+    /// What happened to an item in a conversion: only pixels, the ICC profile and the remux's Exif/XMP are written.
+    static func outcome(_ finding: Finding, icc: [UInt8]?, carried: CarriedMetadata) -> Outcome {
+        let key = finding.item.key
+        let tag = key.hasPrefix("exif:") || key.hasPrefix("xmp:")
+        if key == "icc:profile", finding.disposition == .keep, icc != nil { return .kept }
+        // The output's pixels are upright whatever the tag said: a bake the handler could only keep as a tag
+        // (settled to keep with a reason) is done here.
+        if Policy.orientationKeys.contains(key) {
+            if finding.disposition == .bake || (finding.disposition == .keep && finding.reason != nil) { return .baked }
+        } else if finding.disposition == .keep, finding.reason != nil || (finding.item.category == .structure && !tag) {
+            // The picture itself (HEIF's primary image, kept by the policy's structure rule or by the handler's
+            // settle): the output's pixels are it.
+            return .kept
+        }
+        if finding.disposition == .keep, !carried.isEmpty, tag {
+            // Copied across in the Exif/XMP of the verified remux.
+            return .kept
+        }
+        return .removed
     }
 
     /// The source's displayed image. libheif refuses some files for their metadata items alone (an iPhone HEIC
     /// whose Exif item is "not correctly assigned"); those are decoded from the remuxed clean, whose coded image
     /// data is byte for byte the original's (the remux verification proves it).
-    private func decode(_ source: FileByteSource, format: String, scan: FormatScan,
+    private func decode(_ source: FileByteSource, format: String, scan: FormatScan, findings: [Finding],
                         remux: inout [UInt8]?, report: inout FileReport) throws -> DecodedImage {
         let bytes = try source.readAll()
         if format == "jxl" { return try JXLDecoder.render(bytes: bytes) }
+        if format == "tiff" {
+            let (image, reduced) = try TIFFCodec.render(bytes: bytes)
+            if let reduced {
+                report.notes.append(Note(.info, code: "reencode-depth-reduced", "\(reduced): the JPEG and PNG encoders take 8-bit samples"))
+            }
+            return image
+        }
         do {
             return try HEIFDecoder.render(bytes: bytes)
         } catch let first {
-            if remux == nil { remux = try verifiedRemux(source, scan: scan) }
+            if remux == nil { remux = try verifiedRemux(source, scan: scan, findings: findings) }
             guard let remux, remux != bytes, let decoded = try? HEIFDecoder.render(bytes: remux) else { throw first }
             report.notes.append(Note(.info, code: "reencode-decoded-after-remux",
                                      "libheif could not read the original (\(FileProcessor.typed(first).description)); decoded from its verified remux without the metadata items"))
@@ -139,8 +133,8 @@ struct ImageConverter {
     /// Encodes and measures against the source's render: JPEG by the quality ladder (or at `--quality` only),
     /// PNG losslessly. Throws (nothing is written) when no allowed setting reaches the policy's min-psnr.
     private func encode(_ decoded: DecodedImage, as conversion: ConversionTarget, icc: [UInt8]?, carried: CarriedMetadata,
-                        report: inout FileReport) throws -> ([UInt8], String, String, Fidelity) {
-        let threshold = options.policy.minimumPSNR
+                        report: inout FileReport) throws -> ReencodedImage {
+        let threshold = shared.threshold
         switch conversion {
         case .jpeg:
             guard !decoded.raster.hasTransparency else {
@@ -148,58 +142,29 @@ struct ImageConverter {
             }
             let ladder = options.conversion.quality.map { [JPEGEncoder.Settings(quality: $0, subsampling: decoded.chroma ?? .s420)] }
                 ?? Self.qualityLadder
-            var last: Fidelity?
-            for settings in ladder {
+            let (settings, chosen) = try shared.firstPassing(ladder, report: &report) { settings in
                 let bytes = try JPEGEncoder.encode(decoded.raster, settings: settings, iccProfile: icc, segments: carried.jpegSegments)
                 let d = try LosslessJPEG.decodeRGB(bytes)
                 let fidelity = try Fidelity.measure(decoded.raster, Raster(width: d.width, height: d.height, layout: .rgb, pixels: d.pixels))
-                last = fidelity
-                if fidelity.meets(threshold) {
-                    let rule = options.conversion.quality != nil ? "--quality"
-                        : "quality ladder \(Self.qualityLadder.map { "\($0.quality)/\($0.subsampling.rawValue)" }.joined(separator: " → ")): first to reach \(Reencoding.decimal(threshold, 1)) dB"
-                    return (bytes, JPEGEncoder.encoderName, settings.summary + "; \(rule)", fidelity)
-                }
+                return .init(bytes: bytes, fidelity: fidelity, passes: fidelity.meets(threshold))
             }
-            throw tooFar(last, threshold, report: &report)
+            let rule = options.conversion.quality != nil ? "--quality"
+                : "quality ladder \(Self.qualityLadder.map { "\($0.quality)/\($0.subsampling.rawValue)" }.joined(separator: " → ")): first to reach \(Reencoding.decimal(threshold, 1)) dB"
+            return ReencodedImage(bytes: chosen.bytes, format: conversion.formatID, decoder: decoded.decoder, encoder: JPEGEncoder.encoderName,
+                                  settings: settings.summary + "; \(rule)", fidelity: chosen.fidelity)
         case .png:
-            let bytes = try PNGEncoder.encode(decoded.raster, iccProfile: icc, chunks: carried.pngChunks)
-            let d = try PNGDecoder.decodeRGBA16(bytes)
-            let raster = Raster(width: d.width, height: d.height, layout: .rgba, pixels: d.pixels.map { UInt8($0 >> 8) })
-            let fidelity = try Fidelity.measure(decoded.raster, raster)
-            // PNG is lossless: anything but identical pixels (alpha included) is a fault, whatever the threshold.
-            let alphaKept = decoded.raster.layout != .rgba || raster.pixels == decoded.raster.pixels
-            guard fidelity.identical, alphaKept else { throw tooFar(fidelity, threshold, report: &report) }
-            return (bytes, PNGEncoder.encoderName, "lossless, 8-bit \(decoded.raster.layout == .rgba ? "RGBA" : "RGB")", fidelity)
-        }
-    }
-
-    private func tooFar(_ fidelity: Fidelity?, _ threshold: Double, report: inout FileReport) -> MetascrubError {
-        let figure = fidelity?.summary ?? "not measured"
-        report.verification = Verification(rescan: .skipped, content: "decoded pixels against the source's displayed render: \(figure)",
-                                           contentResult: .failed)
-        return .verificationFailed(reason: "converted image too far from the original: \(figure), policy min-psnr \(Reencoding.decimal(threshold, 1)) dB")
-    }
-
-    /// Re-scans the encoded bytes with the output format's scanner and the policy. Throws (nothing is written)
-    /// when they do not parse as the target format or still hold something the policy removes.
-    private func rescan(_ bytes: [UInt8], as conversion: ConversionTarget, fidelity: Fidelity, report: inout FileReport) throws {
-        guard let entry = FormatRegistry.detect(Array(bytes.prefix(Magic.headLength))), entry.format.id == conversion.formatID,
-              let handler = entry.handler else {
-            throw MetascrubError.verificationFailed(reason: "the converted file is not recognised as \(conversion.rawValue)")
-        }
-        let rescan: FormatScan
-        do {
-            rescan = try handler.scan(MemoryByteSource(bytes), options: ScanOptions())
-        } catch {
-            throw MetascrubError.verificationFailed(reason: "the converted file does not parse: \(FileProcessor.typed(error).description)")
-        }
-        let settled = try FileProcessor(options: options).decisions(rescan, MemoryByteSource(bytes))
-        let remaining = Array(Set(settled.filter { $0.disposition != .keep }.map(\.item.key))).sorted()
-        report.verification = Verification(
-            rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
-            content: "decoded pixels against the source's displayed render: \(fidelity.summary)", contentResult: .passed)
-        guard remaining.isEmpty else {
-            throw MetascrubError.verificationFailed(reason: "still present after converting: \(remaining.joined(separator: ", "))")
+            let (_, chosen) = try shared.firstPassing([()], report: &report) { _ in
+                let bytes = try PNGEncoder.encode(decoded.raster, iccProfile: icc, chunks: carried.pngChunks)
+                let d = try PNGDecoder.decodeRGBA16(bytes)
+                let raster = Raster(width: d.width, height: d.height, layout: .rgba, pixels: d.pixels.map { UInt8($0 >> 8) })
+                let fidelity = try Fidelity.measure(decoded.raster, raster)
+                // PNG is lossless: anything but identical pixels (alpha included) is a fault, whatever the threshold.
+                let alphaKept = decoded.raster.layout != .rgba || raster.pixels == decoded.raster.pixels
+                return .init(bytes: bytes, fidelity: fidelity, passes: fidelity.identical && alphaKept)
+            }
+            let layout = decoded.raster.layout == .rgba ? "RGBA" : decoded.raster.layout == .gray ? "grey" : "RGB"
+            return ReencodedImage(bytes: chosen.bytes, format: conversion.formatID, decoder: decoded.decoder, encoder: PNGEncoder.encoderName,
+                                  settings: "lossless, 8-bit \(layout)", fidelity: chosen.fidelity)
         }
     }
 

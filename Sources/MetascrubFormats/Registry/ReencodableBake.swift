@@ -8,6 +8,8 @@ public struct ReencodableBake: Sendable, Equatable {
     public enum Coding: Sendable, Equatable {
         case jpeg
         case webp(lossless: Bool)
+        /// Strips of 8- or 16-bit samples libtiff codes losslessly (`TIFFBake`).
+        case tiff
     }
 
     public var coding: Coding

@@ -14,6 +14,18 @@ public struct TIFFFormat: FormatHandler {
 
     public init() {}
 
+    /// Whether a file detected as TIFF is a camera raw only the scan tells apart (NEF, ARW, PEF, a late DNG).
+    public static func isCameraRaw(_ input: any ByteSource) -> Bool {
+        do {
+            _ = try TIFFScanner.scan(input, options: ScanOptions())
+            return false
+        } catch MetascrubError.unsupported(let format, _) where format == TIFFScanner.rawFormat || format == "DNG" {
+            return true
+        } catch {
+            return false
+        }
+    }
+
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Layout> {
         do {
             let scan = try TIFFScanner.scan(input, options: options)
@@ -102,17 +114,5 @@ public struct TIFFFormat: FormatHandler {
         }
         try layout.chain.forEach(visit)
         return result
-    }
-}
-
-extension TIFFFormat {
-    /// An orientation the policy bakes is kept: turning strips or tiles means decoding and re-encoding them.
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
-        guard case .tiff(let layout) = scan.layout else { return findings }
-        guard let item = layout.orientationItem, findings.indices.contains(item),
-              findings[item].disposition == .bake, let orientation = layout.orientation, (2...8).contains(orientation) else { return findings }
-        var settled = findings
-        settled.keep(item, because: "rotating TIFF strips or tiles would mean decoding and re-encoding them")
-        return settled
     }
 }

@@ -28,26 +28,35 @@ struct TIFFWriter {
 
     let layout: TIFFLayout
     let source: any ByteSource
-    let plan: CleanPlan
-    /// Overrides the orientation item: false once baked, true when kept as a fallback.
+    /// Whether the item at this index is written again.
+    let keeps: (Int) -> Bool
+    /// Entries written instead of (or besides) the node's own, by tag: a re-encoded image (`TIFFImageSplice`).
+    var replacement: (node: Int, entries: [UInt16: Entry])?
+    /// Only the first page's metadata entries and their Exif/GPS IFDs: an Exif block for a converted image
+    /// (`TIFFCarried`), without image structure, strips, XMP or IPTC.
+    var metadataOnly = false
     var ifds: [IFD] = []
     var notes: [Note] = []
 
     var structure: TIFFStructure { layout.structure }
 
     init(layout: TIFFLayout, source: any ByteSource, plan: CleanPlan) {
+        self.init(layout: layout, source: source, keeps: { plan.keeps($0) })
+    }
+
+    init(layout: TIFFLayout, source: any ByteSource, keeps: @escaping (Int) -> Bool) {
         self.layout = layout
         self.source = source
-        self.plan = plan
+        self.keeps = keeps
     }
 
     /// The whole output, as pieces.
     mutating func build() throws -> OutputPlan {
         var previous: Int?
         var root: Int?
-        for node in layout.chain {
+        for node in metadataOnly ? Array(layout.chain.prefix(1)) : layout.chain {
             let n = layout.nodes[node]
-            if let item = n.atomicItem, !plan.keeps(item) { continue }
+            if let item = n.atomicItem, !keeps(item) { continue }
             guard let planned = try planNode(node) else { continue }
             if let previous { ifds[previous].next = planned } else { root = planned }
             previous = planned
@@ -62,7 +71,18 @@ struct TIFFWriter {
     private mutating func planNode(_ index: Int) throws -> Int? {
         let node = layout.nodes[index]
         var entries: [Entry] = []
+        var replaced = replacement?.node == index ? replacement?.entries ?? [:] : [:]
         for (entry, fate) in zip(node.ifd.entries, node.fates) {
+            if let instead = replaced.removeValue(forKey: entry.tag) {
+                entries.append(instead)
+                continue
+            }
+            if metadataOnly, node.role.holdsImage {
+                switch fate {
+                case .structural, .data, .orientation, .xmp, .iptc, .drop: continue
+                case .item, .pointer: break
+                }
+            }
             func copy() throws { entries.append(Entry(tag: entry.tag, type: entry.type, count: entry.count, value: .bytes(try structure.bytes(source, entry)))) }
             switch fate {
             case .structural:
@@ -70,20 +90,20 @@ struct TIFFWriter {
             case .data(let ranges):
                 entries.append(Entry(tag: entry.tag, type: structure.isBig ? 16 : 4, count: UInt64(ranges.count), value: .data(ranges)))
             case .item(let item):
-                guard plan.keeps(item) else { continue }
+                guard keeps(item) else { continue }
                 if entry.tag == ExifBlock.makerNote {
                     notes.append(Note(.warning, code: "makernote-moved", "the kept maker note had to move; its internal offsets may no longer resolve"))
                 }
                 try copy()
             case .orientation(let item):
-                if plan.keeps(item) { try copy() }
+                if keeps(item) { try copy() }
             case .xmp(let packet, let keys):
-                guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
+                guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: keeps) else { continue }
                 if rebuilt == packet { try copy(); continue }
                 entries.append(Entry(tag: entry.tag, type: entry.type == 7 ? 7 : 1, count: UInt64(rebuilt.count), value: .bytes(rebuilt)))
             case .iptc(let datasets, let map):
-                if map.keys.allSatisfy(plan.keeps) { try copy(); continue }
-                guard var data = IPTC.rebuild(datasets, map: map, keeps: plan.keeps) else { continue }
+                if map.keys.allSatisfy(keeps) { try copy(); continue }
+                guard var data = IPTC.rebuild(datasets, map: map, keeps: keeps) else { continue }
                 if entry.type == 4 {
                     // Written as LONGs by most tools; zero padding is allowed after the last dataset.
                     data += [UInt8](repeating: 0, count: (4 - data.count % 4) % 4)
@@ -94,7 +114,7 @@ struct TIFFWriter {
             case .pointer(let children):
                 var kept: [Int] = []
                 for child in children {
-                    if let item = layout.nodes[child].atomicItem, !plan.keeps(item) { continue }
+                    if let item = layout.nodes[child].atomicItem, !keeps(item) { continue }
                     if let planned = try planNode(child) { kept.append(planned) }
                 }
                 guard !kept.isEmpty else { continue }
@@ -104,6 +124,7 @@ struct TIFFWriter {
                 continue
             }
         }
+        entries += replaced.values
         if !node.role.holdsImage && entries.isEmpty { return nil }
         entries.sort { $0.tag < $1.tag }
         ifds.append(IFD(entries: entries, next: nil))

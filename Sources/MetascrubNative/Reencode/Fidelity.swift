@@ -13,6 +13,9 @@ public struct Fidelity: Sendable, Equatable {
 
     public var identical: Bool { psnr == nil }
 
+    /// Two images with the same samples (a lossless re-encode checked sample by sample).
+    public static let identicalPixels = Fidelity(psnr: nil, ssim: 1, maximumDifference: 0)
+
     /// Whether the PSNR reaches `threshold` dB (identical images always do).
     public func meets(_ threshold: Double) -> Bool { psnr.map { $0 >= threshold } ?? true }
 

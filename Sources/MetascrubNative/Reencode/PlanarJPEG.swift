@@ -7,39 +7,7 @@ import Foundation
 /// settings) and the check decodes the JPEG eight rows at a time (`jpeg_stream`) against it. Against the
 /// interleaved path this saves libheif's interleaving pass and its second buffer, the copy into Swift, and the
 /// whole decoded output the check used to hold.
-public enum PlanarJPEG {
-    /// One encode at one setting, measured.
-    public struct Attempt: Sendable {
-        public var bytes: [UInt8]
-        public var settings: JPEGEncoder.Settings
-        public var fidelity: Fidelity
-    }
-
-    /// What a conversion over a ladder of settings gave.
-    public struct Conversion: Sendable {
-        /// The first attempt reaching the threshold, or the last one tried when none did.
-        public var attempt: Attempt
-        /// "libheif 1.15.1".
-        public var decoder: String
-        /// The profile written into the JPEG (nil when there was none or `carryICC` was false).
-        public var iccProfile: [UInt8]?
-    }
-
-    /// Converts a HEIF/AVIF file whose primary image is 8-bit without alpha, trying `ladder` in order until
-    /// a setting reaches `minimumPSNR`. Nil when the image does not qualify (the caller takes the interleaved path).
-    public static func convert(heif bytes: [UInt8], ladder: [JPEGEncoder.Settings], minimumPSNR: Double, carryICC: Bool,
-                               segments: [[UInt8]]) throws -> Conversion? {
-        guard let render = try HEIFDecoder.renderPlanes(bytes: bytes) else { return nil }
-        let icc = carryICC ? render.iccProfile : nil
-        var last: Attempt?
-        for settings in ladder {
-            let jpeg = try encode(render, settings: settings, iccProfile: icc, segments: segments)
-            last = Attempt(bytes: jpeg, settings: settings, fidelity: try Fidelity.measure(render, jpeg: jpeg))
-            if last?.fidelity.meets(minimumPSNR) == true { break }
-        }
-        return last.map { Conversion(attempt: $0, decoder: render.decoder, iccProfile: icc) }
-    }
-
+enum PlanarJPEG {
     static func encode(_ render: RGBPlanes, settings: JPEGEncoder.Settings, iccProfile: [UInt8]?,
                        segments: [[UInt8]]) throws -> [UInt8] {
         guard (1...100).contains(settings.quality) else {
@@ -86,5 +54,14 @@ public enum PlanarJPEG {
         defer { free(output) }
         return try JPEGEncoder.withMarkers(Array(UnsafeBufferPointer(start: output, count: Int(size))),
                                            iccProfile: iccProfile, segments: segments)
+    }
+}
+
+extension RGBPlanes {
+    /// The render as a JPEG at `settings` (libjpeg, sixteen rows at a time), with the ICC profile and `segments`
+    /// inserted after the JFIF header, and how close its decode is to the render (`Fidelity.measure`, streamed).
+    public func jpeg(_ settings: JPEGEncoder.Settings, iccProfile: [UInt8]?, segments: [[UInt8]]) throws -> (bytes: [UInt8], fidelity: Fidelity) {
+        let bytes = try PlanarJPEG.encode(self, settings: settings, iccProfile: iccProfile, segments: segments)
+        return (bytes, try Fidelity.measure(self, jpeg: bytes))
     }
 }

@@ -6,15 +6,17 @@ import CHeif
 /// before it turns, mirrors and crops it, so asking for planes costs no conversion beyond the one it always
 /// does, where interleaved RGB costs another pass and a second 36 MB buffer on a 12 MP photo. The samples are
 /// the ones `heif-convert` writes (checked against it in the tests).
-final class RGBPlanes {
+public final class RGBPlanes {
     private let image: OpaquePointer
     let width: Int
     let height: Int
     /// R, G, B.
     let planes: [UnsafePointer<UInt8>]
     let strides: [Int]
-    let iccProfile: [UInt8]?
-    let decoder: String
+    /// The `colr` ICC profile, if the file has one.
+    public let iccProfile: [UInt8]?
+    /// "libheif 1.15.1".
+    public let decoder: String
 
     /// Takes ownership of `image` (released in deinit, also when this init fails).
     init?(owning image: OpaquePointer, iccProfile: [UInt8]?, decoder: String) {
@@ -48,7 +50,7 @@ extension HEIFDecoder {
     /// The primary image as a viewer shows it (`irot`, `imir`, `clap` applied) in planes, for an 8-bit image
     /// without alpha; nil otherwise (the caller decodes to interleaved RGB as before: libheif 1.15 keeps 10 bits
     /// in planes even when asked for 8).
-    static func renderPlanes(bytes: [UInt8]) throws -> RGBPlanes? {
+    public static func renderPlanes(bytes: [UInt8]) throws -> RGBPlanes? {
         var render: RGBPlanes?
         try withPrimaryHandle(.memory(bytes)) { handle in
             guard heif_image_handle_has_alpha_channel(handle) == 0,
