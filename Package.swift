@@ -52,6 +52,10 @@ let package = Package(
         // dlopen on first use, shared by CHeif, CRawBridge and CTIFFBridge.
         .target(name: "CLazyLibrary", linkerSettings: [.linkedLibrary("dl")]),
 
+        // libjpeg's scanline decoder (libjpeg62-turbo), for comparing a conversion with its source a few rows at a
+        // time; its errors come back as values, not a process exit.
+        .target(name: "CJPEGStream", linkerSettings: [.linkedLibrary("jpeg")]),
+
         // Linux system calls Glibc's module does not export.
         .target(name: "CPlatform"),
         // libjxl's decoder through dlopen (headers from libjxl-dev; see the header for why it is not linked).
@@ -62,7 +66,7 @@ let package = Package(
         .target(name: "CAVBridge"),
 
         // Swift wrappers over the C libraries: tag names, maker-note decoding, lossless JPEG transforms.
-        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib", "CDeflate", "CTIFFBridge"]),
+        .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib", "CDeflate", "CTIFFBridge", "CJPEGStream"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
         .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge"]),

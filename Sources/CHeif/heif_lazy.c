@@ -58,3 +58,14 @@ FORWARD(const char*, heif_image_handle_get_metadata_type, (const struct heif_ima
 FORWARD(const char*, heif_image_handle_get_metadata_content_type, (const struct heif_image_handle* a0, heif_item_id a1), (a0, a1), NULL)
 FORWARD(size_t, heif_image_handle_get_metadata_size, (const struct heif_image_handle* a0, heif_item_id a1), (a0, a1), 0)
 FORWARD(struct heif_error, heif_image_handle_get_metadata, (const struct heif_image_handle* a0, heif_item_id a1, void* a2), (a0, a1, a2), unavailable)
+
+// The threaded HEVC plugin (hevc_decoder.c) builds its pictures with these, and the YCbCr conversion path
+// (issue 16) reads planes and the nclx colour description.
+FORWARD(struct heif_error, heif_register_decoder_plugin, (const struct heif_decoder_plugin* a0), (a0), unavailable)
+FORWARD(struct heif_error, heif_image_create, (int a0, int a1, enum heif_colorspace a2, enum heif_chroma a3, struct heif_image** a4), (a0, a1, a2, a3, a4), unavailable)
+FORWARD(struct heif_error, heif_image_add_plane, (struct heif_image* a0, enum heif_channel a1, int a2, int a3, int a4), (a0, a1, a2, a3, a4), unavailable)
+FORWARD(uint8_t*, heif_image_get_plane, (struct heif_image* a0, enum heif_channel a1, int* a2), (a0, a1, a2), NULL)
+FORWARD(enum heif_colorspace, heif_image_get_colorspace, (const struct heif_image* a0), (a0), heif_colorspace_undefined)
+FORWARD(int, heif_image_get_bits_per_pixel_range, (const struct heif_image* a0, enum heif_channel a1), (a0, a1), -1)
+FORWARD(struct heif_error, heif_image_handle_get_nclx_color_profile, (const struct heif_image_handle* a0, struct heif_color_profile_nclx** a1), (a0, a1), unavailable)
+FORWARD_VOID(heif_nclx_color_profile_free, (struct heif_color_profile_nclx* a0), (a0))

@@ -1,4 +1,5 @@
 import CHeif
+import Foundation
 import MetascrubCore
 
 /// Decoding of the primary image of HEIF/AVIF files through libheif 1.15, for verification only (metascrub
@@ -57,6 +58,23 @@ public enum HEIFDecoder {
         _ input: Input, colorspace: heif_colorspace, chroma: heif_chroma, applyTransformations: Bool,
         _ body: (_ image: OpaquePointer, _ handle: OpaquePointer) throws -> T
     ) throws -> T {
+        try withPrimaryHandle(input) { handle in
+            let chroma = chroma == heif_chroma_interleaved_RGB && heif_image_handle_has_alpha_channel(handle) != 0
+                ? heif_chroma_interleaved_RGBA : chroma
+            guard let options = heif_decoding_options_alloc() else { throw NativeError.library(name: "libheif", message: "out of memory") }
+            defer { heif_decoding_options_free(options) }
+            options.pointee.ignore_transformations = applyTransformations ? 0 : 1
+            var image: OpaquePointer?
+            try check(heif_decode_image(handle, &image, colorspace, chroma, options))
+            guard let image else { throw NativeError.library(name: "libheif", message: "decoding gave no image") }
+            defer { heif_image_release(image) }
+            return try body(image, handle)
+        }
+    }
+
+    /// Reads the file and hands `body` the primary image's handle (freed afterwards, with the context).
+    static func withPrimaryHandle<T>(_ input: Input, _ body: (_ handle: OpaquePointer) throws -> T) throws -> T {
+        _ = registerThreadedHEVC
         guard let context = heif_context_alloc() else { throw NativeError.library(name: "libheif", message: "out of memory") }
         defer { heif_context_free(context) }
         heif_context_set_maximum_image_size_limit(context, maximumSide)
@@ -71,16 +89,19 @@ public enum HEIFDecoder {
         try check(heif_context_get_primary_image_handle(context, &handle))
         guard let handle else { throw NativeError.library(name: "libheif", message: "no primary image") }
         defer { heif_image_handle_release(handle) }
-        let chroma = chroma == heif_chroma_interleaved_RGB && heif_image_handle_has_alpha_channel(handle) != 0
-            ? heif_chroma_interleaved_RGBA : chroma
-        guard let options = heif_decoding_options_alloc() else { throw NativeError.library(name: "libheif", message: "out of memory") }
-        defer { heif_decoding_options_free(options) }
-        options.pointee.ignore_transformations = applyTransformations ? 0 : 1
-        var image: OpaquePointer?
-        try check(heif_decode_image(handle, &image, colorspace, chroma, options))
-        guard let image else { throw NativeError.library(name: "libheif", message: "decoding gave no image") }
-        defer { heif_image_release(image) }
-        return try body(image, handle)
+        return try body(handle)
+    }
+
+    /// libde265 with a worker thread per core instead of libheif's one (`hevc_decoder.c`): the same pixels, decoded
+    /// in parallel where the stream allows it (wavefront-parallel or tiled HEVC). Registered once per process.
+    static let registerThreadedHEVC: Void = {
+        _ = metascrub_heif_use_threaded_hevc(Int32(ProcessInfo.processInfo.activeProcessorCount))
+    }()
+
+    /// Whether HEVC images decode through the threaded plugin (false when libde265 could not be loaded).
+    public static var threadedHEVCInUse: Bool {
+        _ = registerThreadedHEVC
+        return metascrub_heif_use_threaded_hevc(1) != 0
     }
 
     static func check(_ error: heif_error) throws {

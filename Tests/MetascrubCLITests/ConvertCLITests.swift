@@ -33,4 +33,24 @@ final class ConvertCLITests: XCTestCase {
         XCTAssertEqual(Harness.data(dir + "/a.heic"), before)
         XCTAssertFalse(Harness.exists(dir + "/b.jpg"))
     }
+
+    /// TIFF converts under its new name; a second input that would take the same name is an error, not an
+    /// overwrite (scan.tif and scan.tiff both map to scan.png).
+    func testTIFFConvertsUnderTheNewNameAndCollisionsAreErrors() throws {
+        let dir = Harness.makeTemp("convert-tiff")
+        Harness.copy("tiff/orient/lzw-6.tif", to: dir + "/in/photo.tif")
+        Harness.copy("tiff/orient/deflate-6.tif", to: dir + "/in/scan.tif")
+        Harness.copy("tiff/orient/none-6.tif", to: dir + "/in/scan.tiff")
+        let r = Harness.metascrub(["clean", "--convert", "png", "in", "--output-dir", "out", "--json", "--no-config"], cwd: dir)
+        XCTAssertNotEqual(r.status, 0, "the name collision must fail the run")
+        XCTAssertTrue(Harness.exists(dir + "/out/photo.png"))
+        XCTAssertFalse(Harness.exists(dir + "/out/photo.tif"))
+        let files = Harness.json(r.stdout)["files"] as? [[String: Any]] ?? []
+        let photo = try XCTUnwrap(files.first { ($0["path"] as? String)?.hasSuffix("photo.tif") == true })
+        XCTAssertEqual(photo["method"] as? String, "reencode")
+        XCTAssertEqual((photo["reencode"] as? [String: Any])?["from"] as? String, "tiff")
+        let scans = files.filter { ($0["path"] as? String)?.contains("/scan.tif") == true }
+        XCTAssertEqual(scans.count, 2)
+        XCTAssertEqual(scans.filter { $0["status"] as? String == "error" }.count, 1, "exactly one of the two is refused")
+    }
 }

@@ -82,21 +82,37 @@ final class PNGTests: XCTestCase {
         XCTAssertEqual(Oracle.pixels(Fixture.path("png/text.png"), autoOrient: false), Oracle.pixels(output, autoOrient: false))
     }
 
-    func testAnimatedPNGKeepsOrientationAsFallback() throws {
-        // An APNG whose eXIf says Orientation=6: frames are not re-encoded, so the tag stays with a note.
-        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("png/apng.png"))!)
-        let exif = [UInt8]([0x49, 0x49, 0x2A, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0])
-        let iendAt = bytes.count - 12
-        bytes.insert(contentsOf: Self.chunk("eXIf", exif), at: iendAt)
-        let input = dir.file("apng-orient.png")
-        FileManager.default.createFile(atPath: input, contents: Data(bytes))
-        let output = dir.file("apng-orient-out.png")
-        let report = Run.clean(input, to: output)
-        XCTAssertEqual(report.status, .cleaned, "\(report.error.map { "\($0)" } ?? "")")
-        XCTAssertEqual(report.findings.first { $0.item.key == "exif:Orientation" }?.outcome, .keptAsFallback)
-        XCTAssertTrue(report.notes.contains { $0.code == "orientation-fallback" })
-        XCTAssertEqual(Oracle.exiftool(output)["IFD0:Orientation"] as? Int, 6)
-        XCTAssertEqual(ContainerChecks.residualTags(output), [])
+    /// Every frame of an APNG turned (issue 16): ffmpeg composes the frames (offsets, blend and dispose ops) of
+    /// the original turned by its own filters and of the cleaned file; the two sets must be identical.
+    func testAnimatedPNGBakesEveryFrameExactly() throws {
+        XCTAssertTrue(Tool.available("ffmpeg"), "ffmpeg is needed (scripts/install-deps)")
+        let turns = [2: "hflip", 3: "hflip,vflip", 4: "vflip", 5: "transpose=0", 6: "transpose=1", 7: "transpose=3", 8: "transpose=2"]
+        func frames(_ path: String, _ filter: String?) -> [String] {
+            let r = Tool.run(["ffmpeg", "-nostdin", "-v", "error", "-i", path] + (filter.map { ["-vf", $0] } ?? [])
+                             + ["-f", "framemd5", "-pix_fmt", "rgba", "-"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return String(decoding: r.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+                .map { String($0.split(separator: ",").last ?? "").trimmingCharacters(in: .whitespaces) }
+        }
+        for (orientation, filter) in turns.sorted(by: { $0.key < $1.key }) {
+            let name = "apng-orient\(orientation).png"
+            let output = dir.file(name)
+            let report = Run.clean(Fixture.path("png/\(name)"), to: output)
+            XCTAssertEqual(report.status, .cleaned, "\(name): \(report.error.map { "\($0)" } ?? "")")
+            XCTAssertEqual(report.method, .losslessTransform, name)
+            XCTAssertEqual(report.findings.first { $0.item.key == "exif:Orientation" }?.outcome, .baked, name)
+            XCTAssertEqual(report.verification?.contentResult, .passed, name)
+            let expected = frames(Fixture.path("png/\(name)"), filter)
+            XCTAssertEqual(expected.count, 3, name)
+            XCTAssertEqual(frames(output, nil), expected, "\(name): a displayed frame differs")
+            XCTAssertNil(Oracle.exiftool(output)["IFD0:Orientation"], name)
+            XCTAssertEqual(Oracle.exiftool(output)["PNG:AnimationFrames"] as? Int, 3, name)
+            XCTAssertTrue(ContainerChecks.pngChunks(output).allSatisfy(\.crcOK), name)
+            XCTAssertEqual(ContainerChecks.residualTags(output), [], name)
+            // Clean is a fixed point: a second clean changes nothing.
+            let again = dir.file("again-" + name)
+            XCTAssertEqual(Run.clean(output, to: again).status, .clean, name)
+        }
     }
 
     func testTextChunksAreItemisedByKeyword() {

@@ -66,24 +66,26 @@ final class TIFFConversionTests: XCTestCase {
         }
     }
 
-    /// 16-bit sources are written as 8-bit (the encoders take 8-bit rasters) and the report says so; each sample
-    /// is ImageMagick's 16-bit sample rounded to the nearest 8-bit level.
-    func testSixteenBitTIFFToPNGSaysWhatWasReduced() throws {
+    /// 16-bit grey and RGB stay 16-bit in a PNG, sample for sample as ImageMagick reads the source (turned);
+    /// a JPEG holds 8 bits, and the report says what was reduced.
+    func testSixteenBitTIFFKeepsSixteenBitsInPNGAndSaysWhatJPEGReduced() throws {
         let tmp = TempDir()
         for fixture in ["tiff/orient/rgb16-lzw-5.tif", "tiff/orient/gray16-deflate-6.tif"] {
             let name = (fixture as NSString).lastPathComponent
-            let output = tmp.file(name + ".png")
-            let report = convert(fixture, .png, to: output, policy: "strict")
+            let png = tmp.file(name + ".png")
+            let report = convert(fixture, .png, to: png, policy: "strict")
             XCTAssertEqual(report.status, .cleaned, "\(name): \(report.error?.message ?? "")")
-            XCTAssertTrue(report.notes.contains { $0.code == "reencode-depth-reduced" && $0.message.contains("16-bit") }, name)
-            let wide = samples(Fixture.path(fixture), depth: 16, autoOrient: true)
-            let narrow = samples(output, depth: 8, autoOrient: false)
-            XCTAssertEqual(wide.count, narrow.count * 2, name)
-            let rounded = stride(from: 0, to: wide.count, by: 2).map { (i: Int) -> UInt8 in
-                let value = UInt32(wide[i]) | UInt32(wide[i + 1]) << 8
-                return UInt8((value + 128) / 257)
-            }
-            XCTAssertEqual(rounded, narrow, "\(name): not the nearest 8-bit level of ImageMagick's 16-bit render")
+            XCTAssertTrue(report.reencode?.settings.hasPrefix("lossless, 16-bit") == true, report.reencode?.settings ?? "")
+            XCTAssertFalse(report.notes.contains { $0.code == "reencode-depth-reduced" }, name)
+            XCTAssertEqual(Oracle.exiftool(png)["PNG:BitDepth"] as? Int, 16, name)
+            XCTAssertNil(Oracle.exiftool(png)["PNG:Gamma"], "\(name): the samples are not linear")
+            XCTAssertEqual(samples(png, depth: 16, autoOrient: false), samples(Fixture.path(fixture), depth: 16, autoOrient: true),
+                           "\(name): 16-bit samples differ from ImageMagick's auto-oriented render")
+
+            let jpeg = tmp.file(name + ".jpg")
+            let lossy = convert(fixture, .jpeg, to: jpeg, policy: "strict")
+            XCTAssertEqual(lossy.status, .cleaned, "\(name): \(lossy.error?.message ?? "")")
+            XCTAssertTrue(lossy.notes.contains { $0.code == "reencode-depth-reduced" && $0.message.contains("16-bit") }, name)
         }
     }
 
@@ -124,5 +126,18 @@ final class TIFFConversionTests: XCTestCase {
         XCTAssertEqual(heif.findings.first { $0.item.key == "heif:primary" }?.outcome, .kept)
         let tiff = convert("tiff/orient/lzw-6.tif", .jpeg, to: tmp.file("tiff.jpg"), policy: "strict")
         XCTAssertEqual(tiff.findings.first { $0.item.key == "exif:Orientation" }?.outcome, .baked)
+    }
+
+    /// Only the first page is converted: further pages and reduced-resolution images are listed as not carried.
+    func testFurtherPagesAndThumbnailsAreListedAsNotCarried() throws {
+        let tmp = TempDir()
+        let pages = convert("tiff/orient/multipage-6.tif", .png, to: tmp.file("pages.png"), policy: "strict")
+        XCTAssertEqual(pages.status, .cleaned, pages.error?.message ?? "")
+        XCTAssertEqual(pages.reencode?.notCarried, ["1 further page"])
+        XCTAssertEqual(Tool.run(["identify", "-format", "%n\\n", tmp.file("pages.png")]).stdout.count, 2, "one image in the PNG")
+        let thumb = convert("tiff/multipage-thumb.tif", .jpeg, to: tmp.file("thumb.jpg"), policy: "strict")
+        XCTAssertEqual(thumb.status, .cleaned, thumb.error?.message ?? "")
+        XCTAssertEqual(thumb.reencode?.notCarried, ["reduced-resolution image"])
+        XCTAssertTrue(thumb.notes.contains { $0.code == "reencode-not-carried" })
     }
 }

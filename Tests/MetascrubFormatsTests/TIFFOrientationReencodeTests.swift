@@ -110,8 +110,11 @@ final class TIFFOrientationReencodeTests: XCTestCase {
                 } else {
                     XCTAssertEqual(orientation?.outcome, .kept, "\(policy) \(name)")
                 }
-                XCTAssertEqual(Oracle.pixels(output, autoOrient: false), Oracle.pixels(Fixture.path(fixture), autoOrient: false),
-                               "\(policy) \(name): stored pixels changed")
+                // The strips are copied whatever the policy; one policy's worth of ImageMagick runs shows it.
+                if policy == "strict" {
+                    XCTAssertEqual(Oracle.pixels(output, autoOrient: false), Oracle.pixels(Fixture.path(fixture), autoOrient: false),
+                                   "\(policy) \(name): stored pixels changed")
+                }
             }
         }
     }

@@ -187,6 +187,8 @@ def main():
     jpeg = base_jpeg(base)
     png = base_png(base)
     heic = base_heic(base, jpeg)
+    if "--base-only" in sys.argv[3:]:
+        return
     clip = base_clip(base)
     root = os.path.join(cache, scale)
     # Added after the first sets were cached, so made on their own when missing.

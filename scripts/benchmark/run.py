@@ -12,10 +12,12 @@ fresh output folder or fresh copies when it edits in place; outputs are synced a
 import datetime, glob, json, os, platform, shutil, subprocess, sys, tempfile, time
 
 CACHE, SCALE, MS, MD_OUT = sys.argv[1:5]
+ONLY = os.environ.get("BENCH_ONLY", "")  # "heic-convert": just that case (scripts/bench --heic-convert)
 DATA = os.path.join(CACHE, SCALE)
 WORK = os.path.join(CACHE, "run")
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEAT = 20          # per-invocation timings (one file as its own process, --version)
+CONVERT_REPEAT = 5   # HEIC -> JPEG conversions (issue 16)
 MAT2_SUBSET = {"jpeg": 50, "png": 20, "heic": 10}
 EXIFTOOL_SCAN_SUBSET = 200
 EXIFTOOL_CLEAN_SUBSET = {"png": 50}
@@ -299,6 +301,47 @@ def mp4():
     shutil.rmtree(os.path.join(WORK, "out"), ignore_errors=True)
 
 
+def heic_convert():
+    """Issue 16: one 12 MP HEIC (make_data's base.heic, heif-enc/x265) converted to JPEG as its own process,
+    the best of CONVERT_REPEAT runs, beside heif-convert (libheif decode + libjpeg encode, no verification) and
+    cjpeg encoding the same image from a PPM (the encode alone). Peak RSS is set against the image's decoded
+    size (width x height x 3 bytes) over a small conversion's RSS (the process baseline)."""
+    heic = os.path.join(CACHE, "base", "base.heic")
+    group = "HEIC -> JPEG, 12 MP (best of %d)" % CONVERT_REPEAT
+    log(group)
+    warm([heic])
+    out = fresh(os.path.join(WORK, "out"))
+    target = os.path.join(out, "x.jpg")
+
+    def best(cmd, ok=(0,)):
+        runs = []
+        for _ in range(CONVERT_REPEAT):
+            if os.path.exists(target):
+                os.unlink(target)
+            runs.append(timed(cmd, ok=ok))
+        wall = min(r[0] for r in runs)
+        return wall, max(r[1] for r in runs), max(r[2] for r in runs), runs[-1][3]
+
+    wall, rss, rc, tail = best([MS, "clean", "--convert", "jpeg", heic, "--output", target, "--quiet"])
+    add(group, "metascrub clean --convert jpeg", 1, wall, rss, rc, "" if rc == 0 else tail)
+    wall, rss, rc, tail = best(["heif-convert", "-q", "92", heic, target])
+    add(group, "heif-convert -q 92", 1, wall, rss, rc, "" if rc == 0 else tail)
+    ppm = os.path.join(out, "x.ppm")
+    subprocess.run(["heif-convert", heic, os.path.join(out, "x.png")], stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(["convert", os.path.join(out, "x.png"), ppm], check=True)
+    wall, rss, rc, tail = best(["cjpeg", "-quality", "92", "-outfile", target, ppm])
+    add(group, "cjpeg -quality 92 (encode alone)", 1, wall, rss, rc, "" if rc == 0 else tail)
+    # The process baseline: the same command on a 64x48 HEIC.
+    small_png, small = os.path.join(out, "small.png"), os.path.join(out, "small.heic")
+    subprocess.run(["convert", "-size", "64x48", "plasma:", small_png], check=True)
+    subprocess.run(["heif-enc", "-q", "50", "-o", small, small_png], stdout=subprocess.DEVNULL, check=True)
+    wall, rss, rc, tail = best([MS, "clean", "--convert", "jpeg", small, "--output", target, "--quiet"])
+    size = subprocess.run(["identify", "-format", "%w %h", heic], capture_output=True, text=True).stdout.split()
+    add(group, "metascrub, 64x48 HEIC (baseline)", 1, wall, rss, rc,
+        "decoded 12 MP image: %.1f MB" % (int(size[0]) * int(size[1]) * 3 / 1048576.0) if len(size) == 2 else "")
+    shutil.rmtree(out, ignore_errors=True)
+
+
 # ---------------------------------------------------------------------------------------------- report
 
 def first_line(cmd):
@@ -312,7 +355,7 @@ def first_line(cmd):
 def machine():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     mem = next((l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal")), "0")
-    fs = subprocess.run(["df", "-T", DATA], capture_output=True, text=True).stdout.splitlines()[-1].split()[1]
+    fs = subprocess.run(["df", "-T", DATA if os.path.exists(DATA) else CACHE], capture_output=True, text=True).stdout.splitlines()[-1].split()[1]
     flags = open("/proc/cpuinfo").read()
     return {
         "nproc": str(os.cpu_count()), "cpu": cpu + (" (SHA-NI)" if " sha_ni" in flags else ""),
@@ -403,6 +446,17 @@ def targets():
     v = find("one file", "metascrub --version")
     if v:
         target("metascrub --version < 10 ms", v.wall < 0.010, "%.1f ms" % (v.wall * 1000))
+    conv = find("HEIC -> JPEG", "metascrub clean"); hc = find("HEIC -> JPEG", "heif-convert")
+    cj = find("HEIC -> JPEG", "cjpeg"); small = find("HEIC -> JPEG", "metascrub, 64x48")
+    if conv:
+        beside = "; heif-convert %.3f s + cjpeg %.3f s" % (hc.wall, cj.wall) if hc and cj else ""
+        target("HEIC -> JPEG, 12 MP, < 0.5 s", conv.wall < 0.5 and conv.rc == 0, "%.3f s%s" % (conv.wall, beside))
+        if small and small.note.startswith("decoded 12 MP image: "):
+            image_mb = float(small.note.split(": ")[1].split()[0])
+            extra = conv.rss_mb - small.rss_mb
+            target("HEIC -> JPEG peak RSS <= one decoded image", extra <= image_mb and conv.rc == 0,
+                   "%.1f MB over the baseline = %.2f decoded images (%.1f MB peak; heif-convert %.1f MB)" %
+                   (extra, extra / image_mb, conv.rss_mb, hc.rss_mb if hc else 0))
     full = find("JPEG clean (", "metascrub"); tenth = find("JPEG clean, a tenth", "metascrub")
     if full and tenth:
         ratio = full.wall / tenth.wall
@@ -421,7 +475,7 @@ def render(load_before, load_after, started, data_bytes):
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
     text = [" | ".join(h.ljust(w) for h, w in zip(header, widths)), "-+-".join("-" * w for w in widths)]
     text += [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    text += ["", "targets (issues 9, 14, 19):"] + ["  %-50s %-7s %s" % t for t in targets()]
+    text += ["", "targets (issues 9, 14, 16, 19):"] + ["  %-50s %-7s %s" % t for t in targets()]
     m = machine()
     md = ["# Benchmarks", "",
           "Written by `scripts/bench%s` on %s (UTC); %d s in all. Do not edit the measured sections by hand: run the" %
@@ -442,7 +496,7 @@ def render(load_before, load_after, started, data_bytes):
            "(above 1: metascrub is faster). Extrapolated rows are marked.", "",
            "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-    md += ["", "## Targets (issues 9, 14, 19)", "", "| target | result | measured |", "|---|---|---|"]
+    md += ["", "## Targets (issues 9, 14, 16, 19)", "", "| target | result | measured |", "|---|---|---|"]
     md += ["| %s | %s | %s |" % t for t in targets()]
     findings = os.path.join(HERE, "findings.md")
     if os.path.exists(findings):
@@ -468,6 +522,11 @@ def main():
     started = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
     load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     os.makedirs(WORK, exist_ok=True)
+    if ONLY == "heic-convert":
+        heic_convert()
+        text, _ = render(load_before, " ".join(open("/proc/loadavg").read().split()[:3]), started, 0)
+        print(text)
+        return
     data_bytes = sum(os.path.getsize(p) for p in glob.glob(os.path.join(DATA, "*", "*")))
     jpegs = batch_clean("jpeg", "jpg")
     batch_clean("png", "png")
@@ -479,6 +538,7 @@ def main():
     per_invocation(jpegs)
     precommit(jpegs)
     mp4()
+    heic_convert()
     load_after = " ".join(open("/proc/loadavg").read().split()[:3])
     text, md = render(load_before, load_after, started, data_bytes)
     print(text)

@@ -36,18 +36,34 @@ struct ImageConverter {
 
         let wantsCarry = Self.keepsCarriable(findings)
         var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, scan: scan, findings: findings) : nil
-        let decoded = try decode(source, format: format, scan: scan, findings: findings, remux: &remux, report: &report)
-        let carried = wantsCarry ? carried(from: remux, format: format) : CarriedMetadata()
         // The profile describes the decoded pixels (libjxl describes its own output even without one in the
         // file), so it goes along unless the policy removes the source's profile.
         let removesICC = findings.contains { $0.item.key == "icc:profile" && $0.disposition != .keep }
-        let icc = removesICC ? nil : decoded.iccProfile
         // Proven in memory first: nothing reaches the file system unless it passes.
-        let image = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
+        let image: ReencodedImage, icc: [UInt8]?, carried: CarriedMetadata
+        if conversion == .jpeg, let planar = planarSource(source, format: format) {
+            // 8-bit HEIF/AVIF: libheif's planar render, encoded and checked a band at a time (PlanarConversion.swift).
+            carried = wantsCarry ? self.carried(from: remux, format: format) : CarriedMetadata()
+            icc = removesICC ? nil : planar.iccProfile
+            image = try planarJPEG(planar, icc: icc, carried: carried, report: &report)
+        } else {
+            let decoded = try decode(source, format: format, scan: scan, findings: findings, remux: &remux, report: &report)
+            carried = wantsCarry ? self.carried(from: remux, format: format) : CarriedMetadata()
+            icc = removesICC ? nil : decoded.iccProfile
+            image = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
+            if format == "tiff", decoded.bitDepth > 8, conversion == .jpeg || decoded.wide == nil {
+                let why = conversion == .jpeg ? "JPEG holds 8-bit samples" : "16-bit PNG output takes grey or RGB without alpha"
+                report.notes.append(Note(.info, code: "reencode-depth-reduced", "\(decoded.bitDepth)-bit samples written as 8-bit: \(why)"))
+            }
+        }
         try shared.rescan(image, report: &report)
         try shared.write(image, to: target, createFolders: createFolders, from: source, report: &report)
 
-        let notCarried = Self.notCarried(findings)
+        var notCarried = Self.notCarried(findings)
+        // Further TIFF pages are images, not metadata items: only the first page is converted.
+        if format == "tiff", case let pages = TIFFFormat.pageCount(source), pages > 1 {
+            notCarried.append("\(pages - 1) further page\(pages == 2 ? "" : "s")")
+        }
         report.status = .cleaned
         report.method = .reencode
         report.reencode = shared.reencoding(
@@ -96,13 +112,7 @@ struct ImageConverter {
                         remux: inout [UInt8]?, report: inout FileReport) throws -> DecodedImage {
         let bytes = try source.readAll()
         if format == "jxl" { return try JXLDecoder.render(bytes: bytes) }
-        if format == "tiff" {
-            let (image, reduced) = try TIFFCodec.render(bytes: bytes)
-            if let reduced {
-                report.notes.append(Note(.info, code: "reencode-depth-reduced", "\(reduced): the JPEG and PNG encoders take 8-bit samples"))
-            }
-            return image
-        }
+        if format == "tiff" { return try TIFFCodec.render(bytes: bytes) }
         do {
             return try HEIFDecoder.render(bytes: bytes)
         } catch let first {
@@ -144,6 +154,19 @@ struct ImageConverter {
                 : "quality ladder \(Self.qualityLadder.map { "\($0.quality)/\($0.subsampling.rawValue)" }.joined(separator: " → ")): first to reach \(Reencoding.decimal(threshold, 1)) dB"
             return ReencodedImage(bytes: chosen.bytes, format: conversion.formatID, decoder: decoded.decoder, encoder: JPEGEncoder.encoderName,
                                   settings: settings.summary + "; \(rule)", fidelity: chosen.fidelity)
+        case .png where decoded.wide != nil:
+            let wide = decoded.wide!
+            let (_, chosen) = try shared.firstPassing([()], report: &report) { _ in
+                let bytes = try PNGEncoder.encode(wide, iccProfile: icc, chunks: carried.pngChunks)
+                let back = try PNGDecoder.decodeRGBA16(bytes)
+                // Lossless at 16 bits: the samples read back must be the source's, every one.
+                let same = back.width == wide.width && back.height == wide.height && back.pixels == wide.rgba
+                let fidelity = same ? Fidelity.identicalPixels
+                    : try Fidelity.measure(decoded.raster, Raster(width: back.width, height: back.height, layout: .rgba, pixels: back.pixels.map { UInt8($0 >> 8) }))
+                return .init(bytes: bytes, fidelity: fidelity, passes: same)
+            }
+            return ReencodedImage(bytes: chosen.bytes, format: conversion.formatID, decoder: decoded.decoder, encoder: PNGEncoder.encoderName,
+                                  settings: "lossless, 16-bit \(wide.layout == .gray ? "grey" : "RGB")", fidelity: chosen.fidelity)
         case .png:
             let (_, chosen) = try shared.firstPassing([()], report: &report) { _ in
                 let bytes = try PNGEncoder.encode(decoded.raster, iccProfile: icc, chunks: carried.pngChunks)
@@ -173,6 +196,8 @@ struct ImageConverter {
             else if key.hasPrefix("heif:auxiliary:") { label = "auxiliary image" }
             else if key == "heif:motionphoto" { label = "motion-photo video" }
             else if key == "heif:image" { label = "secondary image" }
+            else if key.hasPrefix("tiff:IFD") { label = "reduced-resolution image" }
+            else if key == "tiff:SubIFD" { label = "SubIFD image" }
             else { label = nil }
             if let label, !out.contains(label) { out.append(label) }
         }

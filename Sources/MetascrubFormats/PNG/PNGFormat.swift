@@ -42,7 +42,12 @@ public struct PNGFormat: FormatHandler {
                     out.append(baked.header)
                     continue
                 case "IDAT":
-                    if !wroteImage { baked.idat.forEach { out.append($0) } }
+                    if !wroteImage { (baked.animation ?? baked.idat).forEach { out.append($0) } }
+                    wroteImage = true
+                    continue
+                case "fcTL" where baked.animation != nil, "fdAT" where baked.animation != nil:
+                    // The turned animation goes out whole where its first frame stood.
+                    if !wroteImage { baked.animation?.forEach { out.append($0) } }
                     wroteImage = true
                     continue
                 case "pHYs" where baked.transposed && chunk.length == 9:
@@ -99,8 +104,16 @@ public struct PNGFormat: FormatHandler {
     public func verifyContent(original: any ByteSource, _ before: PNGLayout, cleaned: any ByteSource, _ after: PNGLayout, result: CleanResult) throws -> ContentCheck {
         if result.method == .losslessTransform {
             let orientation = before.exif?.orientation ?? 1
-            return try decodedPixels(original: original, orientation: orientation, cleaned: cleaned, header: before.structure.header,
-                                     method: "decoded pixels identical to the original displayed with orientation \(orientation)")
+            let check = try decodedPixels(original: original, orientation: orientation, cleaned: cleaned, header: before.structure.header,
+                                          method: "decoded pixels identical to the original displayed with orientation \(orientation)")
+            guard check.passed, before.structure.isAnimated else { return check }
+            // libpng decodes the default image only; every frame is re-read from both files.
+            let method = check.method + "; every APNG frame's samples and placement turned alike"
+            if let failure = try APNGOrientation.verify(original: original, before.structure, cleaned: cleaned, after.structure,
+                                                        orientation: orientation) {
+                return ContentCheck(method: method, passed: false, detail: failure)
+            }
+            return ContentCheck(method: method, passed: true)
         }
         let method = "image chunks (IHDR, PLTE, IDAT, fcTL/fdAT, colour chunks) byte-identical"
         let left = imageChunks(before), right = imageChunks(after)
@@ -144,7 +157,7 @@ public struct PNGFormat: FormatHandler {
 }
 
 extension PNGFormat {
-    /// An orientation the policy bakes is kept where the samples cannot be re-encoded (animation, limits).
+    /// An orientation the policy bakes is kept where the samples cannot be re-encoded (size limits).
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<PNGLayout>, policy: Policy) throws -> [Finding] {
         let layout = scan.layout
         guard let exif = layout.exif, let item = exif.orientationItem,

@@ -17,6 +17,9 @@ enum PNGOrientation {
         var idat: [[UInt8]]
         /// Width and height swapped (orientations 5–8): pHYs must swap too.
         var transposed: Bool
+        /// An APNG's fcTL, IDAT and fdAT chunks in order, every frame turned (`APNGOrientation`); nil for a
+        /// still PNG.
+        var animation: [[UInt8]]?
     }
 
     /// Why baking was not attempted; the orientation tag is kept.
@@ -26,12 +29,11 @@ enum PNGOrientation {
     /// scan and clean decide alike; nil when `bake` can do it.
     static func refusal(_ structure: PNGStructure) -> String? {
         let h = structure.header
-        if structure.isAnimated { return "the frames of an animated PNG are not re-encoded" }
         guard let channels = h.channels else { return "unknown colour type" }
         let (pixels, overflow) = h.width.multipliedReportingOverflow(by: h.height)
         guard !overflow, pixels <= pixelLimit else { return "\(h.width)×\(h.height) is larger than the \(pixelLimit)-pixel limit for re-encoding" }
         guard (h.width * channels * h.bitDepth + 7) / 8 * h.height <= rawLimit else { return "the raw image is larger than \(rawLimit) bytes" }
-        let compressed = structure.chunks.filter { $0.type == "IDAT" }.reduce(0) { $0 + Int($1.length) }
+        let compressed = structure.chunks.filter { $0.type == "IDAT" || $0.type == "fdAT" }.reduce(0) { $0 + Int($1.length) }
         guard compressed <= rawLimit else { return "the compressed image is larger than \(rawLimit) bytes" }
         return nil
     }
@@ -44,11 +46,38 @@ enum PNGOrientation {
             throw MetascrubError.malformed(format: "PNG", path: "IHDR", offset: 8, reason: "bit depth \(h.bitDepth) with colour type \(h.colorType)")
         }
         if let refusal = refusal(structure) { throw Refusal(reason: refusal) }
-        let rowBytes = (h.width * bits + 7) / 8
         var compressed: [UInt8] = []
         for chunk in structure.chunks where chunk.type == "IDAT" {
             compressed += try source.read(at: chunk.dataOffset, count: Int(chunk.length))
         }
+        let offset = structure.chunks.first { $0.type == "IDAT" }?.offset ?? 8
+        let image = try rawSamples(compressed, header: h, path: "IDAT", offset: offset)
+        let transposed = orientation >= 5
+        let (ow, oh) = transposed ? (h.height, h.width) : (h.width, h.height)
+        let idat = split(try orientedStream(image, header: h, orientation: orientation), "IDAT")
+        var ihdr = BigEndian.bytes32(ow) + BigEndian.bytes32(oh)
+        ihdr += [UInt8(h.bitDepth), UInt8(h.colorType), 0, 0, 0]
+        let animation = structure.isAnimated ? try APNGOrientation.bake(source, structure, orientation: orientation) : nil
+        return Baked(header: PNGStructure.chunk("IHDR", ihdr), idat: idat, transposed: transposed, animation: animation)
+    }
+
+    /// `stream` as chunks of `type` of at most `idatChunkSize` bytes each (`prefix` before each one's data).
+    static func split(_ stream: [UInt8], _ type: String, prefix: () -> [UInt8] = { [] }) -> [[UInt8]] {
+        var chunks: [[UInt8]] = []
+        var at = 0
+        repeat {
+            let end = min(stream.count, at + idatChunkSize)
+            chunks.append(PNGStructure.chunk(type, prefix() + Array(stream[at..<end])))
+            at = end
+        } while at < stream.count
+        return chunks
+    }
+
+    /// One image's samples (the size in `h`, which may be an APNG frame's) from its zlib stream, filters
+    /// undone and Adam7 passes merged, as packed rows.
+    static func rawSamples(_ compressed: [UInt8], header h: PNGStructure.Header, path: String, offset: Int64) throws -> [UInt8] {
+        guard let channels = h.channels else { throw Refusal(reason: "unknown colour type") }
+        let bits = channels * h.bitDepth
         let passes = h.interlaced ? adam7 : [(0, 0, 1, 1)]
         let expected = passes.reduce(0) { sum, p in
             let (w, ht) = passSize(p, h.width, h.height)
@@ -58,32 +87,28 @@ enum PNGOrientation {
         do {
             filtered = try Zlib.inflate(compressed, limit: expected)
         } catch {
-            throw MetascrubError.malformed(format: "PNG", path: "IDAT", offset: structure.chunks.first { $0.type == "IDAT" }!.offset,
-                                           reason: "image data does not inflate to the size IHDR announces (\(error))")
+            throw MetascrubError.malformed(format: "PNG", path: path, offset: offset,
+                                           reason: "image data does not inflate to the size announced (\(error))")
         }
         guard filtered.count == expected else {
-            throw MetascrubError.malformed(format: "PNG", path: "IDAT", offset: 8, reason: "image data inflates to \(filtered.count) bytes, \(expected) expected")
+            throw MetascrubError.malformed(format: "PNG", path: path, offset: offset, reason: "image data inflates to \(filtered.count) bytes, \(expected) expected")
         }
+        return try unfilterAll(filtered, header: h, bits: bits, passes: passes, rowBytes: (h.width * bits + 7) / 8)
+    }
 
-        let image = try unfilterAll(filtered, header: h, bits: bits, passes: passes, rowBytes: rowBytes)
-        let transposed = orientation >= 5
-        let (ow, oh) = transposed ? (h.height, h.width) : (h.width, h.height)
+    /// Raw samples turned by `orientation`, filtered (never interlaced) and deflated: a new zlib stream.
+    static func orientedStream(_ image: [UInt8], header h: PNGStructure.Header, orientation: Int) throws -> [UInt8] {
+        let bits = (h.channels ?? 1) * h.bitDepth
+        let (ow, oh) = orientation >= 5 ? (h.height, h.width) : (h.width, h.height)
         let oriented = orient(image, width: h.width, height: h.height, bits: bits, orientation: orientation)
-        let outRowBytes = (ow * bits + 7) / 8
-        let refiltered = filter(oriented, rowBytes: outRowBytes, height: oh, bytesPerPixel: max(1, bits / 8),
+        let refiltered = filter(oriented, rowBytes: (ow * bits + 7) / 8, height: oh, bytesPerPixel: max(1, bits / 8),
                                 adaptive: h.bitDepth >= 8 && h.colorType != 3)
-        let stream = try Zlib.deflate(refiltered, level: 9)
-        var idat: [[UInt8]] = []
-        var at = 0
-        repeat {
-            let end = min(stream.count, at + idatChunkSize)
-            idat.append(PNGStructure.chunk("IDAT", Array(stream[at..<end])))
-            at = end
-        } while at < stream.count
+        return try Zlib.deflate(refiltered, level: 9)
+    }
 
-        var ihdr = BigEndian.bytes32(ow) + BigEndian.bytes32(oh)
-        ihdr += [UInt8(h.bitDepth), UInt8(h.colorType), 0, 0, 0]
-        return Baked(header: PNGStructure.chunk("IHDR", ihdr), idat: idat, transposed: transposed)
+    /// Raw samples turned by `orientation`, unfiltered: what a re-read of the baked image must give.
+    static func oriented(_ image: [UInt8], header h: PNGStructure.Header, orientation: Int) -> [UInt8] {
+        orient(image, width: h.width, height: h.height, bits: (h.channels ?? 1) * h.bitDepth, orientation: orientation)
     }
 
     /// Adam7 passes as (x0, y0, dx, dy).

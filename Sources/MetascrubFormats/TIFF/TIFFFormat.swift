@@ -14,6 +14,13 @@ public struct TIFFFormat: FormatHandler {
 
     public init() {}
 
+    /// Full-resolution pages in the main IFD chain (thumbnails and previews not counted); 0 when the file does
+    /// not scan as a plain TIFF.
+    public static func pageCount(_ input: any ByteSource) -> Int {
+        guard let scan = try? TIFFScanner.scan(input, options: ScanOptions()) else { return 0 }
+        return scan.layout.chain.filter { scan.layout.nodes[$0].role == .page }.count
+    }
+
     /// Whether a file detected as TIFF is a camera raw only the scan tells apart (NEF, ARW, PEF, a late DNG).
     public static func isCameraRaw(_ input: any ByteSource) -> Bool {
         do {

@@ -41,7 +41,7 @@ extension HEIFDecoder {
     }
 
     /// The `colr` ICC profile (`prof` or `rICC`); nil when the image has none (only `nclx`, or nothing).
-    private static func iccProfile(_ handle: OpaquePointer) throws -> [UInt8]? {
+    static func iccProfile(_ handle: OpaquePointer) throws -> [UInt8]? {
         let type = heif_image_handle_get_color_profile_type(handle)
         guard type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC else { return nil }
         let size = heif_image_handle_get_raw_color_profile_size(handle)

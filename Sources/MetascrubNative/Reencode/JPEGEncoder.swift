@@ -52,7 +52,11 @@ public enum JPEGEncoder {
         guard rc == 0, let output, size > 4 else {
             throw NativeError.library(name: "libturbojpeg", message: String(cString: tjGetErrorStr2(handle)))
         }
-        let coded = Array(UnsafeBufferPointer(start: output, count: Int(size)))
+        return try withMarkers(Array(UnsafeBufferPointer(start: output, count: Int(size))), iccProfile: iccProfile, segments: segments)
+    }
+
+    /// `coded` with the ICC profile (APP2 `ICC_PROFILE`) and then `segments` inserted after the JFIF header.
+    static func withMarkers(_ coded: [UInt8], iccProfile: [UInt8]?, segments: [[UInt8]]) throws -> [UInt8] {
         var inserted: [UInt8] = []
         if let iccProfile, !iccProfile.isEmpty { inserted += try iccSegments(iccProfile) }
         for segment in segments { inserted += segment }

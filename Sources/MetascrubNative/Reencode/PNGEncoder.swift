@@ -34,6 +34,40 @@ public enum PNGEncoder {
         }
         guard ok != 0 else { throw failure(&image) }
         out.removeSubrange(Int(size)...)
+        return try finish(out, iccProfile: iccProfile, chunks: chunks)
+    }
+
+    /// Encodes 16-bit grey or RGB samples as a 16-bit PNG, unchanged. libpng's simplified API writes 16-bit
+    /// samples only as "linear" and labels them with a gAMA of 1.0; these are not linear (they are what the
+    /// source stored), so that label is removed: decoders then read the samples as the source's.
+    public static func encode(_ wide: WideRaster, iccProfile: [UInt8]? = nil, chunks: [[UInt8]] = []) throws -> [UInt8] {
+        var image = png_image()
+        image.version = cpng_image_version()
+        image.width = UInt32(wide.width)
+        image.height = UInt32(wide.height)
+        image.format = cpng_format_flag_linear() | (wide.layout == .gray ? cpng_format_gray() : cpng_format_rgb())
+        defer { png_image_free(&image) }
+        // The simplified API's stride counts components, not bytes.
+        let stride = Int32(wide.width * wide.layout.rawValue)
+        var size: png_alloc_size_t = 0
+        let sized = wide.samples.withUnsafeBytes { p in
+            png_image_write_to_memory(&image, nil, &size, 0, p.baseAddress, stride, nil)
+        }
+        guard sized != 0, size > 0 else { throw failure(&image) }
+        var out = [UInt8](repeating: 0, count: Int(size))
+        let ok = out.withUnsafeMutableBytes { o in
+            wide.samples.withUnsafeBytes { p in
+                png_image_write_to_memory(&image, o.baseAddress, &size, 0, p.baseAddress, stride, nil)
+            }
+        }
+        guard ok != 0 else { throw failure(&image) }
+        out.removeSubrange(Int(size)...)
+        return try finish(removing(["sRGB", "gAMA", "cHRM"], from: out), iccProfile: iccProfile, chunks: chunks)
+    }
+
+    /// libpng's output with the ICC profile (in place of the sRGB chunks) and `chunks` after the header.
+    private static func finish(_ png: [UInt8], iccProfile: [UInt8]?, chunks: [[UInt8]]) throws -> [UInt8] {
+        var out = png
         var extra: [UInt8] = []
         if let iccProfile, !iccProfile.isEmpty {
             // "ICC profile" is the neutral label metascrub's PNG scanner does not list as an item.

@@ -61,6 +61,34 @@ public struct Raster: Sendable, Equatable {
     }
 }
 
+/// 16-bit grey or RGB samples (machine order), upright like `Raster`: what a lossless 16-bit output (PNG from a
+/// 16-bit TIFF) is written from and checked against.
+public struct WideRaster: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+    /// `.gray` or `.rgb`.
+    public var layout: Raster.Layout
+    public var samples: [UInt16]
+
+    public init(width: Int, height: Int, layout: Raster.Layout, samples: [UInt16]) {
+        precondition(layout != .rgba && samples.count == width * height * layout.rawValue, "wide raster size does not match its samples")
+        self.width = width
+        self.height = height
+        self.layout = layout
+        self.samples = samples
+    }
+
+    /// The samples as RGBA, alpha opaque: what `PNGDecoder.decodeRGBA16` gives back.
+    public var rgba: [UInt16] {
+        var out = [UInt16](repeating: 0xFFFF, count: width * height * 4)
+        let c = layout.rawValue
+        for i in 0..<(width * height) {
+            for k in 0..<3 { out[i * 4 + k] = samples[i * c + (c == 1 ? 0 : k)] }
+        }
+        return out
+    }
+}
+
 /// How the chroma planes of a YCbCr image are sampled; a re-encode keeps the source's.
 public enum ChromaSubsampling: String, Sendable, Codable {
     case s444 = "4:4:4", s422 = "4:2:2", s420 = "4:2:0", gray
@@ -77,12 +105,15 @@ public struct DecodedImage: Sendable {
     public var bitDepth: Int
     /// The library that decoded it, with its version: "libheif 1.15.1".
     public var decoder: String
+    /// The same pixels at 16 bits, when the source has them (a 16-bit grey or RGB TIFF): a PNG keeps them.
+    public var wide: WideRaster?
 
-    public init(raster: Raster, iccProfile: [UInt8]?, chroma: ChromaSubsampling?, bitDepth: Int, decoder: String) {
+    public init(raster: Raster, iccProfile: [UInt8]?, chroma: ChromaSubsampling?, bitDepth: Int, decoder: String, wide: WideRaster? = nil) {
         self.raster = raster
         self.iccProfile = iccProfile
         self.chroma = chroma
         self.bitDepth = bitDepth
         self.decoder = decoder
+        self.wide = wide
     }
 }

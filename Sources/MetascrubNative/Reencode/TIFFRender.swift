@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 extension TIFFCodec {
-    /// The first image as a viewer shows it (Orientation applied), 8-bit, for conversion to JPEG/PNG, and what
-    /// was reduced on the way ("16-bit samples written as 8-bit"), if anything.
+    /// The first image as a viewer shows it (Orientation applied), 8-bit, for conversion to JPEG/PNG; 16-bit grey
+    /// and RGB also at 16 bits (`DecodedImage.wide`), which a PNG keeps.
     ///
     /// Grey and RGB strips (with or without unassociated alpha) come from their stored samples, so 8-bit
     /// sources convert exactly; everything else (palette, CMYK, YCbCr, JPEG-compressed, tiled, planar) through
     /// libtiff's RGBA reader, which premultiplies unassociated alpha.
-    public static func render(bytes: [UInt8]) throws -> (image: DecodedImage, reduced: String?) {
+    public static func render(bytes: [UInt8]) throws -> DecodedImage {
         let stored: (raster: Raster, coding: TIFFCoding, icc: [UInt8]?)
+        var wide: WideRaster?
         if let samples = try? decodeSamples(bytes), let raster = eightBit(samples) {
             stored = (raster, samples.coding, samples.iccProfile)
+            wide = sixteenBit(samples)
         } else {
             let rgba = try decodeRGBA(bytes)
             let raster = rgba.raster.hasTransparency ? rgba.raster : rgba.raster.rgb()
@@ -18,10 +20,21 @@ extension TIFFCodec {
         }
         let turned = PixelOrientation.apply(stored.coding.orientation, width: stored.raster.width, height: stored.raster.height,
                                             pixels: stored.raster.pixels, channels: stored.raster.channels)
-        let image = DecodedImage(raster: Raster(width: turned.width, height: turned.height, layout: stored.raster.layout, pixels: turned.pixels),
-                                 iccProfile: stored.icc, chroma: nil, bitDepth: stored.coding.bitsPerSample, decoder: libraryName)
-        let reduced = stored.coding.bitsPerSample > 8 ? "\(stored.coding.bitsPerSample)-bit samples written as 8-bit" : nil
-        return (image, reduced)
+        if let w = wide {
+            let t = PixelOrientation.apply(stored.coding.orientation, width: w.width, height: w.height, pixels: w.samples, channels: w.layout.rawValue)
+            wide = WideRaster(width: t.width, height: t.height, layout: w.layout, samples: t.pixels)
+        }
+        return DecodedImage(raster: Raster(width: turned.width, height: turned.height, layout: stored.raster.layout, pixels: turned.pixels),
+                            iccProfile: stored.icc, chroma: nil, bitDepth: stored.coding.bitsPerSample, decoder: libraryName, wide: wide)
+    }
+
+    /// 16-bit grey or RGB samples without alpha as they are (libpng's simplified writer would premultiply alpha).
+    static func sixteenBit(_ samples: TIFFSamples) -> WideRaster? {
+        let c = samples.coding
+        guard c.bitsPerSample == 16, c.sampleFormat == 1, c.extraSamples.isEmpty,
+              (c.photometric == 1 && c.samplesPerPixel == 1) || (c.photometric == 2 && c.samplesPerPixel == 3) else { return nil }
+        let values = samples.pixels.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
+        return WideRaster(width: c.width, height: c.height, layout: c.samplesPerPixel == 1 ? .gray : .rgb, samples: values)
     }
 
     /// Grey, grey+alpha, RGB or RGBA (unassociated alpha) samples as an 8-bit raster: 16-bit samples rounded to
