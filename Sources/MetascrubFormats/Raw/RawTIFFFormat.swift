@@ -74,7 +74,9 @@ public struct RawTIFFFormat: FormatHandler {
                 guard plan.policy.damaged == .clean else {
                     throw MetascrubError.unsupported(format: formatName, reason: "LibRaw cannot decode it (\(error)), so a cleaned copy could not be proven to decode the same")
                 }
-                result.notes.append(Self.undecodableNote("LibRaw cannot decode this raw (\(error))", layout))
+                // The error already names LibRaw; say it once.
+                let why = if case let NativeError.library(_, message) = error { message } else { "\(error)" }
+                result.notes.append(Self.undecodableNote("LibRaw cannot decode this raw (\(why))", layout))
             }
         }
         let patches = try RawTIFFPatcher.patches(layout, source: input, plan: plan, notes: &result.notes)
