@@ -114,6 +114,25 @@ final class OrientationReencodeTests: XCTestCase {
         }
     }
 
+    /// An RGB-coded JPEG (Adobe transform 0) cannot keep its coding: the ladder encodes YCbCr, and the Adobe
+    /// segment carried over must then say YCbCr, or decoders read the new samples as RGB.
+    func testRGBCodedJPEGTakesTheLadderAndIsLabelledYCbCr() throws {
+        let tmp = TempDir()
+        let input = Fixture.path("jpeg/orient-rgb-6.jpg"), output = tmp.file("out.jpg")
+        let report = Run.clean(input, to: output, policy: Self.reencoding)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.method, .reencode)
+        let settings = report.reencode?.settings ?? ""
+        XCTAssertTrue(settings.contains("IJG quality") && settings.contains("source tables not usable"), settings)
+        let tags = Oracle.exiftool(output)
+        XCTAssertNil(tags["IFD0:Orientation"])
+        XCTAssertEqual(tags["Adobe:ColorTransform"] as? Int, 1, "Adobe transform: 1 is YCbCr")
+        let reference = tmp.file("ref.png")
+        XCTAssertEqual(Tool.run(["convert", input, "-auto-orient", reference]).status, 0)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(psnr(reference, output)), 40)
+        XCTAssertEqual(FileProcessor(options: ProcessingOptions(policy: Self.reencoding)).scan(InputFile(path: output, relative: "out.jpg")).status, .clean)
+    }
+
     /// "orient-odd-6.jpg" → 6.
     private static func turn(of name: String) -> Int {
         Int(name.split(separator: "-").last?.split(separator: ".").first ?? "") ?? 1
@@ -154,7 +173,7 @@ final class OrientationReencodeTests: XCTestCase {
     func testShippedPoliciesDoNotReencode() {
         let tmp = TempDir()
         for policy in ["strict", "share", "location"] {
-            for fixture in Self.fixtures + ["jpeg/orient-large-3.jpg", "jpeg/orient-large-6.jpg"] {
+            for fixture in Self.fixtures + ["jpeg/orient-large-3.jpg", "jpeg/orient-large-6.jpg", "jpeg/orient-rgb-6.jpg"] {
                 let report = Run.clean(Fixture.path(fixture), to: tmp.file("out.jpg"), policy: policy)
                 XCTAssertNotEqual(report.method, .reencode, "\(policy) \(fixture)")
                 XCTAssertNil(report.reencode, "\(policy) \(fixture)")

@@ -19,7 +19,9 @@ extension OrientationReencoder {
         if chroma == .gray { render = Raster(width: render.width, height: render.height, layout: .gray, pixels: stride(from: 0, to: render.pixels.count, by: 3).map { render.pixels[$0] }) }
 
         let threshold = shared.threshold
-        let lead: [UInt8] = [0xFF, 0xD8] + JPEGTables.leadingMetadata(remuxed)
+        var kept = JPEGTables.leadingMetadata(remuxed)
+        if render.layout == .rgb { kept = JPEGTables.settingAdobeTransform(kept, to: 1) }
+        let lead: [UInt8] = [0xFF, 0xD8] + kept
         func attempt(_ encoded: [UInt8]) throws -> VerifiedReencode.Attempt {
             let bytes = lead + JPEGTables.codedPart(encoded)
             let back = try LosslessJPEG.decodeRGB(bytes)
