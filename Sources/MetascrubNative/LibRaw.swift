@@ -40,7 +40,9 @@ public enum LibRaw {
     }
 
     private static func message(_ out: inout rawbridge_fingerprint) -> String {
-        withUnsafeBytes(of: &out.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        // The bridge prefixes "LibRaw: " for C callers; Swift callers name the library themselves.
+        let text = withUnsafeBytes(of: &out.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return text.hasPrefix("LibRaw: ") ? String(text.dropFirst(8)) : text
     }
 
     private static func result(_ rc: Int32, _ out: inout rawbridge_fingerprint) throws -> RawFingerprint {

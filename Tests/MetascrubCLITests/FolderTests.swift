@@ -33,8 +33,10 @@ final class FolderTests: XCTestCase {
     func testOutputDirMirrorsTheTreeRefusesRawsAndNeverFollowsLinksOut() throws {
         let site = makeSite()
         let out = tmp + "/out"
-        let r = Harness.metascrub(["clean", site, "--output-dir", out, "--json"])
-        XCTAssertEqual(r.status, 3, "the raw is an error by default: copying it would publish its metadata")
+        // The fake raw has no raw data LibRaw recognises: cleaned with a damaged-input note by default, refused
+        // under --refuse-damaged, and then an error: copying it would publish its metadata.
+        let r = Harness.metascrub(["clean", site, "--output-dir", out, "--json", "--refuse-damaged"])
+        XCTAssertEqual(r.status, 3, "the raw is an error: copying it would publish its metadata")
         let report = Harness.json(r.stdout)
         let byPath = Dictionary(uniqueKeysWithValues: files(report).map { (($0["path"] as! String).replacingOccurrences(of: site + "/", with: ""), $0) })
         XCTAssertEqual(files(report).map { ($0["path"] as! String).replacingOccurrences(of: site + "/", with: "") },
@@ -54,7 +56,7 @@ final class FolderTests: XCTestCase {
         XCTAssertFalse(Harness.exists(out + "/a/same.jpg"))
         XCTAssertEqual(Harness.data(tmp + "/outside/secret.jpg"), Harness.data(Harness.fixture("jpeg/iptc.jpg")), "the link's target untouched")
 
-        let allowed = Harness.metascrub(["clean", site, "--output-dir", tmp + "/out2", "--allow-uncleaned"])
+        let allowed = Harness.metascrub(["clean", site, "--output-dir", tmp + "/out2", "--allow-uncleaned", "--refuse-damaged"])
         XCTAssertEqual(allowed.status, 0, allowed.out + allowed.stderr)
         XCTAssertEqual(Harness.data(tmp + "/out2/a/b/fake.cr2"), Harness.data(site + "/a/b/fake.cr2"), "copied unchanged when allowed")
         XCTAssertTrue(allowed.out.contains("fake.cr2: skipped [cr2]") && allowed.out.contains("its metadata is still there"), allowed.out)

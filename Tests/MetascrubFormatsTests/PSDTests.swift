@@ -92,6 +92,58 @@ final class PSDTests: XCTestCase {
 
     /// The bytes from the layer-and-mask section to the end of the composite image data, found with a parse of
     /// the section lengths written here (not the handler's).
+    /// A smart object: its embedded JPEG (a complete file with its own EXIF and GPS, per ExifTool on the extracted
+    /// bytes) and the layer's `shmd` metadata are `embedded` findings with their layer path, kept with a reason
+    /// under strict (a note says so); the embedded JPEG's APP1 is blanked in place (ExifTool finds no EXIF or GPS
+    /// in it, ImageMagick the same pixels); the URL resource goes; the rest of the layer section and the
+    /// composite are unchanged.
+    func testSmartObjectFilesAndLayerMetadataAreReportedAndKeptWithAReason() throws {
+        let input = Fixture.path("psd/smart-object.psd")
+        let bytes = [UInt8](FileManager.default.contents(atPath: input)!)
+        // The embedded JPEG, found by its markers, carries GPS and an artist of its own.
+        guard let soi = (0..<bytes.count - 3).first(where: { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD8 && bytes[$0 + 2] == 0xFF }),
+              let eoi = (soi..<bytes.count - 1).last(where: { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD9 }) else {
+            return XCTFail("no embedded JPEG in the fixture")
+        }
+        let placed = dir.file("placed.jpg")
+        FileManager.default.createFile(atPath: placed, contents: Data(bytes[soi...eoi + 1]))
+        let inner = Oracle.exiftool(placed)
+        XCTAssertEqual(inner["IFD0:Artist"] as? String, "CANARY-PLACED-ARTIST")
+        XCTAssertNotNil(inner["GPS:GPSLatitude"])
+
+        let scan = Run.scan(input)
+        let embedded = scan.findings.filter { $0.item.category == .embedded && $0.item.parent == nil }
+        XCTAssertEqual(Set(embedded.map(\.item.key)), ["psd:linkedFile", "psd:layerMetadata"])
+        XCTAssertEqual(scan.findings.first { $0.item.key == "psd:linkedFile:APP1" }?.disposition, .remove)
+        XCTAssertEqual(embedded.first { $0.item.key == "psd:layerMetadata" }?.item.location, "layer and mask/layer 1/shmd")
+        XCTAssertEqual(embedded.first { $0.item.key == "psd:linkedFile" }?.item.location, "layer and mask/document/lnk2/#0")
+        XCTAssertTrue(embedded.allSatisfy { $0.disposition == .keep && $0.reason != nil }, "\(embedded)")
+        let linked = try XCTUnwrap(embedded.first { $0.item.key == "psd:linkedFile" })
+        XCTAssertTrue(linked.item.offset! <= Int64(soi) && Int64(eoi) < linked.item.offset! + linked.item.length!, "the finding does not cover the embedded file")
+
+        let output = dir.file("smart-object.psd")
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.verification?.contentResult, .passed)
+        XCTAssertEqual(report.notes.filter { $0.code == "kept-instead" && $0.message.hasPrefix("psd:") }.count, 2, "\(report.notes)")
+        XCTAssertNil(Oracle.exiftool(output)["Photoshop:URL"])
+        let after = [UInt8](FileManager.default.contents(atPath: output)!)
+        let outSOI = after.count - (bytes.count - soi), outEOI = after.count - (bytes.count - eoi)
+        let cleanedPlaced = dir.file("placed-after.jpg")
+        FileManager.default.createFile(atPath: cleanedPlaced, contents: Data(after[outSOI...outEOI + 1]))
+        let cleanedInner = Oracle.exiftool(cleanedPlaced)
+        XCTAssertNil(cleanedInner["IFD0:Artist"])
+        XCTAssertNil(cleanedInner["GPS:GPSLatitude"])
+        XCTAssertNotNil(Oracle.pixels(placed, autoOrient: false))
+        XCTAssertEqual(Oracle.pixels(placed, autoOrient: false), Oracle.pixels(cleanedPlaced, autoOrient: false), "the embedded JPEG's pixels changed")
+        XCTAssertFalse(Oracle.contains(output, "CANARY-PLACED-ARTIST"))
+        let (a, b) = (Self.layersAndImage(input), Self.layersAndImage(output))
+        XCTAssertEqual(a.count, b.count, "the layer section changed length")
+        XCTAssertEqual(zip(a, b).filter { $0 != $1 }.count <= 336, true, "more than the embedded JPEG's APP1 changed")
+        XCTAssertEqual(Oracle.pixels("\(input)[0]", autoOrient: false), Oracle.pixels("\(output)[0]", autoOrient: false))
+        XCTAssertEqual(Run.clean(output, to: dir.file("second.psd")).status, .clean, "clean is a fixed point")
+    }
+
     static func layersAndImage(_ path: String) -> [UInt8] {
         let b = [UInt8](FileManager.default.contents(atPath: path)!)
         func u32(_ o: Int) -> Int { Int(b[o]) << 24 | Int(b[o + 1]) << 16 | Int(b[o + 2]) << 8 | Int(b[o + 3]) }

@@ -76,11 +76,12 @@ final class TIFFTests: XCTestCase {
     }
 
     func testCameraRawGoesToTheRawCleaner() {
-        // A TIFF with a DNG version is a raw and goes to the raw cleaner, which refuses this one: an 8-bit RGB
-        // "DNG" LibRaw does not recognise could not be proven to decode the same (RawTests cover real raws).
-        ContainerChecks.assertRefused("tiff/bad/dng-version.dng", in: dir, code: "unsupported")
+        // A TIFF with a DNG version is a raw and goes to the raw cleaner: an 8-bit RGB "DNG" LibRaw does not
+        // recognise is cleaned in place with a damaged-input note naming LibRaw (RawTests cover real raws and the
+        // refusal under `damaged: refuse`).
         let report = Run.clean(Fixture.path("tiff/bad/dng-version.dng"), to: dir.file("x.dng"))
-        XCTAssertTrue(report.error?.message.contains("LibRaw") ?? false, report.error?.message ?? "")
+        XCTAssertEqual(report.format, "dng")
+        XCTAssertTrue(report.notes.contains { $0.code == "damaged-input" && $0.message.contains("LibRaw") }, "\(report.notes)")
     }
 
     func testBrokenFilesAreRefused() {

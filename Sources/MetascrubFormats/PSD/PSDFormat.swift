@@ -11,6 +11,13 @@ public struct PSDFormat: FormatHandler {
         try PSDScanner.scan(input, options: options)
     }
 
+    /// Smart objects' files and per-layer metadata stay, each with its reason (`PSDLayout.kept`).
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<PSDLayout>, policy: Policy) throws -> [Finding] {
+        var settled = findings
+        for (item, reason) in scan.layout.kept { settled.keep(item, because: reason) }
+        return settled
+    }
+
     public func clean(_ input: any ByteSource, scan: ScanResult<PSDLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
@@ -23,7 +30,14 @@ public struct PSDFormat: FormatHandler {
         out.copy(0..<layout.structure.resourceSection.lowerBound)
         out.append(BigEndian.bytes32(Int(body.size)))
         out.append(contentsOf: body)
-        out.copy(layout.structure.layersAndImage)
+        // The layer section as it is, but for the smart objects' JPEG metadata segments that go (zeros, same length).
+        var at = layout.structure.layersAndImage.lowerBound
+        for blank in layout.blanks.filter({ !plan.keeps($0.key) }).map(\.value).sorted(by: { $0.lowerBound < $1.lowerBound }) where blank.lowerBound >= at {
+            out.copy(at..<blank.lowerBound)
+            out.append([UInt8](repeating: 0, count: Int(blank.count)))
+            at = blank.upperBound
+        }
+        out.copy(at..<layout.structure.layersAndImage.upperBound)
         if let trailer = layout.structure.trailer, let item = layout.trailerItem, plan.keeps(item) { out.copy(trailer) }
         try out.write(from: input, to: output)
         return result
@@ -36,7 +50,8 @@ public struct PSDFormat: FormatHandler {
         guard a.isLarge == b.isLarge, try ByteComparison.equal(original, 0..<a.colorModeSection.upperBound, cleaned, 0..<b.colorModeSection.upperBound) else {
             return ContentCheck(method: method, passed: false, detail: "the header or colour-mode data differs")
         }
-        guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage) else {
+        let holes = before.blanks.values.sorted { $0.lowerBound < $1.lowerBound }
+        guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage, skipping: holes) else {
             return ContentCheck(method: method, passed: false, detail: "the layer and mask section or the image data differs")
         }
         let left = a.resources.filter { PSDScanner.isDocumentResource($0.id) }, right = b.resources.filter { PSDScanner.isDocumentResource($0.id) }

@@ -13,8 +13,8 @@ enum CR3Scanner {
     static let previewUUID: [UInt8] = [0xEA, 0xF4, 0x2B, 0x5E, 0x1C, 0x98, 0x4B, 0x88, 0xB9, 0xFB, 0xB7, 0xDC, 0x40, 0x6E, 0x4D, 0x16]
     /// Identifying entries of Canon's maker note (exiv2 0.27 does not read CR3, so they are named here).
     static let canonFields: [UInt16: String] = [
-        0x0008: "FileNumber", 0x0009: "OwnerName", 0x000C: "SerialNumber", 0x0028: "ImageUniqueID", 0x0035: "TimeInfo",
-        0x0096: "InternalSerialNumber",
+        0x0007: "FirmwareVersion", 0x0008: "FileNumber", 0x0009: "OwnerName", 0x000C: "SerialNumber", 0x0028: "ImageUniqueID", 0x0035: "TimeInfo",
+        0x0095: "LensModel", 0x0096: "InternalSerialNumber",
     ]
 
     struct Box {
@@ -160,6 +160,7 @@ enum CR3Scanner {
                 let size = Int(ByteOrder.little.u32(bytes, at)), type = ByteOrder.little.u16(bytes, at + 4)
                 guard size >= 12, at + size <= bytes.count else { break }
                 let data = range.lowerBound + Int64(at + 12)..<range.lowerBound + Int64(at + size)
+                if (7...9).contains(type) { try exifInfo(data) }
                 if type == 1, bytes[at + 12..<at + size].contains(where: { $0 != 0 }) {
                     layout.holes.append(data)
                     items.append(MetadataItem(key: "ctmd:TimeStamp", category: .time, location: "CTMD/record type 1", offset: data.lowerBound,
@@ -167,6 +168,37 @@ enum CR3Scanner {
                     layout.actions[items.count - 1] = .blank(data)
                 }
                 at += size
+            }
+        }
+
+        /// A CTMD record of type 7, 8 or 9: sub-records of a 4-byte length, a 4-byte tag (0x8769 EXIF IFD, 0x927C
+        /// Canon maker note) and a TIFF, cleaned in place like the CMT boxes. Anything that is not such a TIFF stays.
+        mutating func exifInfo(_ data: Range<Int64>) throws {
+            var at = data.lowerBound
+            while at + 8 < data.upperBound {
+                let head = try source.read(at: at, count: 8)
+                let length = Int64(ByteOrder.little.u32(head, 0)), tag = ByteOrder.little.u32(head, 4)
+                guard length >= 16, at + length <= data.upperBound, tag == 0x8769 || tag == 0x927C else { return }
+                let window = WindowSource(source, at + 8..<at + length)
+                guard let structure = try? RawTIFFScanner.structure(window) else { return }
+                var inner = RawTIFFScanner.Scanner(source: window, options: options, layout: RawTIFFLayout(structure: structure))
+                let path = tag == 0x8769 ? "CTMD/ExifIFD" : "CTMD/MakerNote"
+                // Camera-written records end their IFD without the next-IFD offset, so both are read entry by entry.
+                if tag == 0x927C {
+                    try CR3Scanner.canonMakerNote(&inner, window, at: structure.firstIFD, path: path)
+                } else {
+                    let order = structure.order
+                    for entry in try MakerNoteIFD.entries(window, at: structure.firstIFD, base: 0, order: order, note: 0..<window.size)
+                    where RawTIFFScanner.exifIFDTags.contains(entry.tag) {
+                        let (key, category) = inner.name(entry.tag, directory: .exif)
+                        inner.add(key, category, location: "\(path)/\(String(format4hex: entry.tag))", range: entry.value,
+                                  action: .drop(ifd: structure.firstIFD, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: order))
+                    }
+                }
+                // The record lies in the media data, which is otherwise compared byte for byte.
+                if !inner.items.isEmpty { layout.holes.append(window.range) }
+                inner.merge(into: &items, notes: &notes, layout: &layout, at: window.range.lowerBound)
+                at += length
             }
         }
 
@@ -221,14 +253,7 @@ enum CR3Scanner {
             case (_, nil): break
             case ("CMT2", let ifd0?): try inner.exifIFD(ifd0, path: "CMT2")
             case ("CMT3", let ifd0?):
-                let entries = try MakerNoteIFD.entries(window, at: ifd0.offset, base: 0, order: inner.structure.order, note: 0..<window.size)
-                for entry in entries {
-                    guard let name = CR3Scanner.canonFields[entry.tag],
-                          try window.read(at: entry.value.lowerBound, count: Int(entry.value.count)).contains(where: { $0 != 0 }) else { continue }
-                    inner.add("makernote:Canon.\(name)", MakerNoteFields.category(name), location: "CMT3/Canon.\(name)", range: entry.value,
-                              action: .drop(ifd: ifd0.offset, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [],
-                                            order: inner.structure.order))
-                }
+                try CR3Scanner.canonMakerNote(&inner, window, at: ifd0.offset, path: "CMT3")
             case (_, let ifd0?): // CMT4: the GPS directory, every entry removable on its own.
                 for entry in ifd0.entries {
                     let key = ExifTagNames.name(tag: entry.tag, ifd: .gps) ?? String(format4hex: entry.tag)
@@ -238,6 +263,24 @@ enum CR3Scanner {
                 }
             }
             inner.merge(into: &items, notes: &notes, layout: &layout, at: box.payload.lowerBound)
+        }
+    }
+
+    /// The identifying fields of a Canon maker-note IFD (CMT3, or a CTMD record's maker note) seen through
+    /// `window`: the listed entries leave the IFD, the CameraSettings lens type (element 22) is blanked in place.
+    static func canonMakerNote(_ inner: inout RawTIFFScanner.Scanner, _ window: WindowSource, at ifd: Int64, path: String) throws {
+        let entries = try MakerNoteIFD.entries(window, at: ifd, base: 0, order: inner.structure.order, note: 0..<window.size)
+        for entry in entries {
+            if entry.tag == 0x0001, entry.value.count >= 46 {
+                let lens = entry.value.lowerBound + 44..<entry.value.lowerBound + 46
+                if try window.read(at: lens.lowerBound, count: 2).contains(where: { $0 != 0 }) {
+                    inner.add("makernote:CanonCs.LensType", .device, location: "\(path)/CanonCs.LensType", range: lens, action: .blank(lens))
+                }
+            }
+            guard let name = canonFields[entry.tag],
+                  try window.read(at: entry.value.lowerBound, count: Int(entry.value.count)).contains(where: { $0 != 0 }) else { continue }
+            inner.add("makernote:Canon.\(name)", MakerNoteFields.category(name), location: "\(path)/Canon.\(name)", range: entry.value,
+                      action: .drop(ifd: ifd, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: inner.structure.order))
         }
     }
 

@@ -86,12 +86,12 @@ struct MakerNoteIFD {
 
 /// Which maker-note fields identify the camera, its owner, the moment or the place, by exiv2's tag name.
 enum MakerNoteFields {
-    /// Parts of exiv2 tag names that mark an identifying field. Exposure and lens data are not among them: the
-    /// raw converter needs those.
+    /// Parts of exiv2 tag names that mark an identifying field. Exposure and lens optics data are not among
+    /// them (the raw converter needs those); the lens's name is (lens corrections go by its numeric type).
     static let identifying = [
         "Serial", "Owner", "Artist", "Copyright", "ShutterCount", "ImageCount", "FileNumber", "ImageNumber", "UniqueID",
         "UUID", "Identifier", "Date", "TimeZone", "TimeInfo", "WorldTime", "TimeStamp", "GPS", "Location", "City",
-        "Country", "Landmark", "Latitude", "Longitude", "Baby", "PetName", "TravelDay", "Title",
+        "Country", "Landmark", "Latitude", "Longitude", "Baby", "PetName", "TravelDay", "Title", "LensModel", "LensMake", "LensType", "LensID", "Firmware", "Face",
     ]
 
     static func isIdentifying(_ name: String) -> Bool {

@@ -13,10 +13,13 @@ enum RAFScanner {
         guard head.starts(with: signature) else {
             throw MetascrubError.malformed(format: "RAF", path: "header", offset: 0, reason: "no FUJIFILMCCD-RAW signature")
         }
-        func block(_ at: Int, _ what: String, notes: inout [Note]) -> Range<Int64>? {
+        func block(_ at: Int, _ what: String, notes: inout [Note]) throws -> Range<Int64>? {
             let offset = Int64(BigEndian.u32(head, at)), length = Int64(BigEndian.u32(head, at + 4))
             guard length > 0 else { return nil }
             guard offset <= source.size, length <= source.size - offset else {
+                guard options.tolerateDamage else {
+                    throw MetascrubError.truncated(format: "RAF", path: what, offset: offset, needed: offset + length - source.size)
+                }
                 notes.append(Note(.warning, code: "damaged-input",
                                   "damaged input: the \(what) at offset \(offset) runs past the end of the file; its bytes are copied as they are",
                                   offset: offset))
@@ -29,9 +32,12 @@ enum RAFScanner {
         var items: [MetadataItem] = []
         var notes: [Note] = []
         for (at, what) in [(92, "CFA header"), (100, "CFA data")] {
-            if let range = block(at, what, notes: &notes) { layout.imageData.append(range) }
+            if let range = try block(at, what, notes: &notes) {
+                layout.imageData.append(range)
+                if at == 100 { layout.rawData = range }
+            }
         }
-        guard let jpeg = block(84, "embedded JPEG", notes: &notes) else {
+        guard let jpeg = try block(84, "embedded JPEG", notes: &notes) else {
             return ScanResult(items: items, notes: notes, layout: layout)
         }
         layout.imageData.append(jpeg)

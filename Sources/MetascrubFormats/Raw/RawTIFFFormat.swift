@@ -16,34 +16,69 @@ public struct RawTIFFFormat: FormatHandler {
     public init(_ container: Container = .tiff) { self.container = container }
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
-        // A raw LibRaw does not even recognise is reported like any format without a cleaner (so
-        // --allow-uncleaned can copy it), before its metadata is listed.
+        // A raw LibRaw does not even recognise (a test stub, a cut file) is cleaned like damaged input when its
+        // metadata structure parses: the in-place clean is proven byte by byte instead of by decoding. Under
+        // `damaged: refuse` it is reported like any format without a cleaner (so --allow-uncleaned can copy it).
         let reason: String?
         if let fd = input.fileDescriptor {
             reason = LibRaw.unrecognised(path: "/proc/self/fd/\(fd)")
         } else {
             reason = LibRaw.unrecognised(bytes: try input.readAll())
         }
-        if let reason {
-            throw MetascrubError.unsupported(format: container == .cr3 ? "Canon CR3" : container == .raf ? "Fujifilm RAF" : "camera raw",
+        if let reason, !options.tolerateDamage {
+            throw MetascrubError.unsupported(format: formatName,
                                              reason: "LibRaw does not recognise this raw (\(reason)), so a cleaned copy could not be proven to decode the same")
         }
+        var result: ScanResult<RawTIFFLayout>
         switch container {
-        case .tiff: return try RawTIFFScanner.scan(input, options: options)
-        case .cr3: return try CR3Scanner.scan(input, options: options)
-        case .raf: return try RAFScanner.scan(input, options: options)
+        case .tiff: result = try RawTIFFScanner.scan(input, options: options)
+        case .cr3: result = try CR3Scanner.scan(input, options: options)
+        case .raf: result = try RAFScanner.scan(input, options: options)
         }
+        if let reason {
+            result.layout.undecodable = reason
+            result.notes.append(Self.undecodableNote("LibRaw does not recognise this raw (\(reason))", result.layout))
+        }
+        return result
+    }
+
+    var formatName: String { container == .cr3 ? "Canon CR3" : container == .raf ? "Fujifilm RAF" : "camera raw" }
+
+    /// The `damaged input` note of a raw LibRaw cannot decode, placed at its largest image data block (the
+    /// sensor data, as far as the structure tells).
+    static func undecodableNote(_ why: String, _ layout: RawTIFFLayout) -> Note {
+        let raw = layout.rawData ?? layout.imageData.max { $0.count < $1.count }
+        let at = raw?.lowerBound ?? 0
+        let what = raw.map { "the raw data (\($0.count) bytes at byte \($0.lowerBound))" } ?? "the raw data"
+        return Note(.warning, code: "damaged-input",
+                    "damaged input at byte \(at): \(why), so \(what) could not be verified by decoding; the metadata was cleaned in place and every other byte proven identical",
+                    offset: at)
+    }
+
+    /// Make and model stay in a raw whatever the policy says (`RawTIFFLayout.required`).
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<RawTIFFLayout>, policy: Policy) throws -> [Finding] {
+        var settled = findings
+        for (item, reason) in scan.layout.required { settled.keep(item, because: reason) }
+        return settled
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult<RawTIFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
-        // A raw LibRaw cannot decode could not be proven unchanged afterwards: refused before anything is written.
-        do {
-            _ = try Self.fingerprint(input)
-        } catch {
-            throw MetascrubError.unsupported(format: "camera raw", reason: "LibRaw cannot decode it (\(error)), so a cleaned copy could not be proven to decode the same")
-        }
         var result = CleanResult(method: .remux)
+        // A raw LibRaw cannot decode cannot be proven by decoding afterwards: refused before anything is written
+        // under `damaged: refuse`, otherwise cleaned in place with a note and proven byte by byte.
+        if layout.undecodable == nil {
+            do {
+                _ = try Self.fingerprint(input)
+            } catch {
+                guard plan.policy.damaged == .clean else {
+                    throw MetascrubError.unsupported(format: formatName, reason: "LibRaw cannot decode it (\(error)), so a cleaned copy could not be proven to decode the same")
+                }
+                // The error already names LibRaw; say it once.
+                let why = if case let NativeError.library(_, message) = error { message } else { "\(error)" }
+                result.notes.append(Self.undecodableNote("LibRaw cannot decode this raw (\(why))", layout))
+            }
+        }
         let patches = try RawTIFFPatcher.patches(layout, source: input, plan: plan, notes: &result.notes)
         try patches.plan(size: input.size, format: "camera raw").write(from: input, to: output)
         return result
@@ -51,15 +86,25 @@ public struct RawTIFFFormat: FormatHandler {
 
     public func verifyContent(original: any ByteSource, _ layout: RawTIFFLayout, cleaned: any ByteSource, _ after: RawTIFFLayout,
                               result: CleanResult) throws -> ContentCheck {
-        let method = "LibRaw decodes identical sensor data and colour data; image data byte-identical at the same offsets"
+        let method = "LibRaw decodes identical sensor data and colour data; every byte outside the cleaned metadata identical"
         guard original.size == cleaned.size else {
             return ContentCheck(method: method, passed: false, detail: "the cleaned raw changed size")
         }
-        let holes = layout.holes.sorted { $0.lowerBound < $1.lowerBound }
-        for block in layout.imageData where try !ByteComparison.equal(original, block, cleaned, block, skipping: holes) {
-            return ContentCheck(method: method, passed: false, detail: "image data at offset \(block.lowerBound) differs")
+        // Everything the cleaner does not write to (image data, colour and lens data, the kept maker-note
+        // fields) is the same byte for byte: the whole proof for a raw LibRaw cannot decode.
+        let whole = 0..<original.size
+        guard try ByteComparison.equal(original, whole, cleaned, whole, skipping: try layout.writable(in: original)) else {
+            return ContentCheck(method: method, passed: false, detail: "bytes outside the cleaned metadata differ")
         }
-        let before = try Self.fingerprint(original), after = try Self.fingerprint(cleaned)
+        let before: RawFingerprint
+        do {
+            before = try Self.fingerprint(original)
+        } catch {
+            // Only a clean under `damaged: clean` gets here (it refuses such a raw otherwise).
+            return ContentCheck(method: "every byte outside the cleaned metadata identical (LibRaw cannot decode this raw)", passed: true,
+                                detail: "\(original.size) bytes, \(try layout.writable(in: original).count) metadata range(s) changed at most")
+        }
+        let after = try Self.fingerprint(cleaned)
         guard before.pixels == after.pixels else {
             return ContentCheck(method: method, passed: false, detail: "LibRaw decodes different sensor data")
         }
@@ -83,7 +128,8 @@ enum RawTIFFPatcher {
         var orders: [Int64: ByteOrder] = [:]
         var zero: [Range<Int64>] = []
         var blank: [Range<Int64>] = []
-        for (item, action) in layout.actions where !plan.keeps(item) {
+        // A field of a maker note that goes whole is not edited first (its rewritten table would outlive the note).
+        for (item, action) in layout.actions where !plan.keeps(item) && layout.partOf[item].map(plan.keeps) ?? true {
             switch action {
             case .drop(let ifd, let tag, let ranges, let order):
                 drops[ifd, default: []].insert(tag)

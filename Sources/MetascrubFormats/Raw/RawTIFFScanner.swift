@@ -31,6 +31,15 @@ public struct RawTIFFLayout: Sendable {
     var imageData: [Range<Int64>] = []
     /// Ranges the cleaner may overwrite inside `imageData` (metadata segments of embedded JPEGs).
     var holes: [Range<Int64>] = []
+    /// Why LibRaw does not recognise the file, when it does not (set by `RawTIFFFormat.scan`): the clean is then
+    /// proven byte by byte only.
+    var undecodable: String?
+    /// Items the converter needs, kept whatever the policy says, with the reason (`RawTIFFFormat.settle`).
+    var required: [Int: String] = [:]
+    /// Maker-note fields of a maker note that is itself an item: their actions apply only while the note stays.
+    var partOf: [Int: Int] = [:]
+    /// Where the sensor data is, as far as the structure tells (for notes).
+    var rawData: Range<Int64>?
 
     /// This layout with every offset moved by `base` and every item index by `items` (a TIFF found inside
     /// another container, scanned through a window that starts at `base`).
@@ -47,7 +56,10 @@ public struct RawTIFFLayout: Sendable {
         }
         result.xmp = xmp.map { XMPBlock(ifd: $0.ifd.map { $0 + base }, tag: $0.tag, value: move($0.value), packet: $0.packet,
                                         keys: Dictionary(uniqueKeysWithValues: $0.keys.map { ($0.key + items, $0.value) })) }
+        result.required = Dictionary(uniqueKeysWithValues: required.map { ($0.key + items, $0.value) })
+        result.partOf = Dictionary(uniqueKeysWithValues: partOf.map { ($0.key + items, $0.value + items) })
         result.imageData = imageData.map(move)
+        result.rawData = rawData.map(move)
         result.holes = holes.map(move)
         return result
     }
@@ -56,6 +68,9 @@ public struct RawTIFFLayout: Sendable {
         actions.merge(other.actions) { a, _ in a }
         xmp += other.xmp
         imageData += other.imageData
+        required.merge(other.required) { a, _ in a }
+        partOf.merge(other.partOf) { a, _ in a }
+        rawData = rawData ?? other.rawData
         holes += other.holes
     }
 }
@@ -72,10 +87,17 @@ enum RawTIFFScanner {
         // DNG: serial, private maker data (a copy of the maker note), raw data ID, original file name/data/digest,
         // preview application, settings and time.
         0xC62F, 0xC634, 0xC65D, 0xC68B, 0xC68C, 0xC68D, 0xC71C, 0xC71D, 0xC71E, 0xC71F, 0xC721,
+        // DNG names no decoder reads: localized camera model, lens info, profile name and copyright, the user's
+        // camera label, a semantic mask's name and instance.
+        0xC615, 0xC630, 0xC6F8, 0xC6FE, 0xC7A1, 0xCD2E, 0xCD30,
     ]
+    /// IFD0 entries a raw converter selects its decoder and colour data by: listed, and kept with this reason.
+    static let decoderTags: [UInt16: String] = [0x010F: "Make", 0x0110: "Model", 0xC614: "UniqueCameraModel"]
+    static let decoderReason = "a raw converter selects its decoder and colour data by the camera's make and model"
     /// Removable entries of the EXIF IFD: times, serials, owner, unique ID, comment.
     static let exifIFDTags: Set<UInt16> = [
         0x9003, 0x9004, 0x9010, 0x9011, 0x9012, 0x9290, 0x9291, 0x9292, 0x9286, 0xA420, 0xA430, 0xA431, 0xA435,
+        0xA432, 0xA433, 0xA434,
     ]
     static let otherNames: [UInt16: (String, Category)] = [
         0xC62F: ("CameraSerialNumber", .device), 0xC634: ("DNGPrivateData", .device), 0xC65D: ("RawDataUniqueID", .identity),
@@ -83,6 +105,10 @@ enum RawTIFFScanner {
         0xC71C: ("PreviewApplicationName", .software), 0xC71D: ("PreviewApplicationVersion", .software),
         0xC71E: ("PreviewSettingsName", .software), 0xC71F: ("PreviewSettingsDigest", .software), 0xC721: ("PreviewDateTime", .time),
         0xA430: ("CameraOwnerName", .identity), 0xA431: ("BodySerialNumber", .device), 0xA435: ("LensSerialNumber", .device),
+        0xA432: ("LensSpecification", .device), 0xA433: ("LensMake", .device), 0xA434: ("LensModel", .device),
+        0xC615: ("LocalizedCameraModel", .device), 0xC630: ("DNGLensInfo", .device), 0xC6F8: ("ProfileName", .device),
+        0xC6FE: ("ProfileCopyright", .identity), 0xC7A1: ("CameraLabel", .identity), 0xCD2E: ("SemanticName", .device),
+        0xCD30: ("SemanticInstanceID", .device),
     ]
     /// Panasonic RW2 keeps a full JPEG (with its own EXIF) in this IFD0 tag.
     static let jpgFromRawTag: UInt16 = 0x002E
@@ -107,7 +133,9 @@ enum RawTIFFScanner {
         var notes: [Note] = []
         var visited = Set<Int64>()
         var make = ""
-        var makerNotes: [(range: Range<Int64>, path: String)] = []
+        var makerNotes: [(range: Range<Int64>, ifd: Int64, path: String)] = []
+        /// A DNG carries everything a converter needs in DNG tags, so its maker note can go whole.
+        var isDNG = false
         var structure: TIFFStructure { layout.structure }
 
         mutating func run() throws {
@@ -115,6 +143,7 @@ enum RawTIFFScanner {
             var index = 0
             while offset != 0 {
                 let ifd = try structure.readIFD(source, at: offset, path: "IFD\(index)", visited: &visited, notes: &notes)
+                if index == 0 { isDNG = ifd.entry(0xC612) != nil }
                 if index == 0, let entry = ifd.entry(0x010F) {
                     make = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
                 }
@@ -122,7 +151,15 @@ enum RawTIFFScanner {
                 offset = ifd.next
                 index += 1
             }
-            for note in makerNotes { try makerNote(note.range, path: note.path) }
+            for note in makerNotes {
+                var parent: Int?
+                if isDNG {
+                    add("exif:MakerNote", .device, location: note.path, range: note.range, detail: "maker note of a DNG, \(note.range.count) bytes",
+                        action: .drop(ifd: note.ifd, tag: RawTIFFScanner.makerNoteTag, zero: [note.range]))
+                    parent = items.count - 1
+                }
+                try makerNote(note.range, path: note.path, parent: parent)
+            }
         }
 
         mutating func add(_ key: String, _ category: Category, location: String, range: Range<Int64>?, value: String? = nil,
@@ -167,6 +204,9 @@ enum RawTIFFScanner {
                     let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: entry.valueOffset, options: options,
                                                 into: &items, notes: &notes)
                     layout.xmp.append(.init(ifd: ifd.offset, tag: entry.tag, value: range(entry), packet: packet, keys: keys))
+                case let tag where path == "IFD0" && RawTIFFScanner.decoderTags[tag] != nil:
+                    add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry), value: text(entry), action: nil)
+                    layout.required[items.count - 1] = RawTIFFScanner.decoderReason
                 case jpgFromRawTag where path == "IFD0":
                     try embeddedJPEG(range(entry), path: "\(location)/JpgFromRaw")
                 case let tag where RawTIFFScanner.imageIFDTags.contains(tag):
@@ -189,13 +229,8 @@ enum RawTIFFScanner {
                 guard let o = ifd.entry(offsets), let c = ifd.entry(counts), let starts = try structure.integers(source, o),
                       let lengths = try structure.integers(source, c), starts.count == lengths.count else { continue }
                 var outside: [UInt64] = []
-                defer {
-                    if let first = outside.first {
-                        notes.append(Note(.warning, code: "damaged-input",
-                                          "damaged input: \(outside.count) image data block(s) of \(path), the first at offset \(first), lie beyond the end of the file; the file is cleaned in place and those blocks cannot be verified",
-                                          offset: Int64(clamping: first)))
-                    }
-                }
+                var inside: [Range<Int64>] = []
+                defer { noteRawData(inside, ifd: ifd, path: path) }
                 for (start, length) in zip(starts, lengths) {
                     guard start <= UInt64(structure.fileSize), length <= UInt64(structure.fileSize) - start else {
                         outside.append(start)
@@ -203,16 +238,33 @@ enum RawTIFFScanner {
                     }
                     let block = Int64(start)..<Int64(start + length)
                     layout.imageData.append(block)
+                    inside.append(block)
                     try embeddedJPEG(block, path: "\(path) image data")
                 }
+                if let first = outside.first {
+                    let what = "\(outside.count) image data block(s) of \(path), the first at offset \(first), lie beyond the end of the file; the file is cleaned in place and those blocks cannot be verified"
+                    guard options.tolerateDamage else {
+                        throw MetascrubError.malformed(format: "camera raw", path: "\(path) image data", offset: Int64(clamping: first), reason: what)
+                    }
+                    notes.append(Note(.warning, code: "damaged-input", "damaged input: \(what)", offset: Int64(clamping: first)))
+                }
             }
+        }
+
+        /// Remembers the largest full-resolution image of a later IFD or SubIFD (IFD0 is mostly a preview) as the
+        /// raw data, for the note on a raw LibRaw cannot decode.
+        mutating func noteRawData(_ blocks: [Range<Int64>], ifd: TIFFStructure.IFD, path: String) {
+            guard path != "IFD0", let first = blocks.first, let last = blocks.last else { return }
+            let kind = ifd.entry(0x00FE).flatMap { try? structure.integers(source, $0)?.first } ?? 0
+            let hull = first.lowerBound..<max(first.upperBound, last.upperBound)
+            if kind == 0, hull.count > (layout.rawData?.count ?? 0) { layout.rawData = hull }
         }
 
         mutating func exifIFD(_ ifd: TIFFStructure.IFD, path: String) throws {
             for entry in ifd.entries {
                 let location = "\(path)/\(String(format4hex: entry.tag))"
                 if entry.tag == RawTIFFScanner.makerNoteTag {
-                    makerNotes.append((range(entry), "\(path)/MakerNote"))
+                    makerNotes.append((range(entry), ifd.offset, "\(path)/MakerNote"))
                 } else if RawTIFFScanner.exifIFDTags.contains(entry.tag) {
                     let (key, category) = name(entry.tag, directory: .exif)
                     add(key, category, location: location, range: range(entry), value: text(entry),
@@ -255,7 +307,9 @@ enum RawTIFFScanner {
 
         /// Identifying fields of a maker note, located entry by entry and named by exiv2 (or by the table of
         /// notes exiv2 does not decode). A named identifying field that cannot be located refuses the file.
-        mutating func makerNote(_ note: Range<Int64>, path: String) throws {
+        /// `parent`: the whole maker note's item, when it can go whole (its fields are then only removed with it
+        /// when the policy keeps the note).
+        mutating func makerNote(_ note: Range<Int64>, path: String, parent: Int? = nil) throws {
             guard let ifd = try MakerNoteIFD.locate(source, note: note, make: make, order: structure.order) else {
                 notes.append(Note(.warning, code: "makernote-unknown", "maker note of an unlisted layout; it is kept as it is", offset: note.lowerBound))
                 return
@@ -293,9 +347,14 @@ enum RawTIFFScanner {
                 let value = try source.read(at: where_.lowerBound, count: Int(where_.count))
                 guard value.contains(where: { $0 != 0 }) else { continue }
                 add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
-                    value: options.includeValues ? ValueText.render(value[...]) : nil, action: action)
+                    value: options.includeValues ? ValueText.render(value[...]) : nil, parent: parent, action: action)
+                if let parent { layout.partOf[items.count - 1] = parent }
             }
-            if !unlocated.isEmpty {
+            if !unlocated.isEmpty, parent != nil {
+                notes.append(Note(.warning, code: "makernote-unlocated",
+                                  "identifying maker-note fields cannot be located for blanking in place (\(Set(unlocated).sorted().joined(separator: ", "))); they go only with the whole maker note",
+                                  offset: note.lowerBound))
+            } else if !unlocated.isEmpty {
                 throw MetascrubError.unsupported(format: "camera raw", reason:
                     "identifying maker-note fields inside a sub-structure cannot be located for blanking in place: \(Set(unlocated).sorted().joined(separator: ", "))")
             }

@@ -56,6 +56,8 @@ extension TIFFFormat {
     /// An orientation the policy bakes is kept: turning strips or tiles means decoding and re-encoding them.
     /// With `reencode: true` the bake stays where the strips re-encode losslessly (`TIFFBake`).
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
+        // A raw without a magic of its own (NEF, ARW, PEF) keeps what its converter needs, as the raw rows do.
+        if case .raw(let raw) = scan.layout { return try RawTIFFFormat().settle(findings, input: input, scan: scan.with(layout: raw), policy: policy) }
         guard case .tiff(let layout) = scan.layout else { return findings }
         guard let item = layout.orientationItem, findings.indices.contains(item),
               findings[item].disposition == .bake, let orientation = layout.orientation, (2...8).contains(orientation) else { return findings }
