@@ -39,4 +39,23 @@ int jpeg_row_encoder_write(struct jpeg_row_encoder *encoder, const uint8_t *rgb,
 int jpeg_row_encoder_finish(struct jpeg_row_encoder *encoder, uint8_t **jpeg, unsigned long *size, char error[200]);
 
 void jpeg_row_encoder_free(struct jpeg_row_encoder *encoder);
+
+// A JPEG's coding as libjpeg reads it from the header: per component (in frame order) its sampling factors and
+// quantisation table number, and the tables it uses, in natural (row-major) order.
+struct jpeg_coding {
+    int components;  // 1 (greyscale) or 3 (YCbCr)
+    int progressive;
+    int h_sampling[3], v_sampling[3], table_number[3];
+    int table_defined[4];
+    uint16_t tables[4][64];
+};
+
+// Reads the coding of `size` bytes at `data`. 0: `coding` is filled in; 1: the JPEG is not an 8-bit Huffman-coded
+// YCbCr or greyscale image (`error` says which); -1: the header cannot be read (`error` holds libjpeg's message).
+int jpeg_read_coding(const uint8_t *data, size_t size, struct jpeg_coding *coding, char error[200]);
+
+// Encodes packed 8-bit RGB (3 components) or grey (1) with exactly `coding`'s tables, sampling and table numbers:
+// accurate DCT, optimised Huffman tables, sequential, JFIF. `*jpeg` is malloc'ed (the caller frees it). 0 or -1.
+int jpeg_encode_coded(const uint8_t *pixels, int width, int height, const struct jpeg_coding *coding,
+                      uint8_t **jpeg, unsigned long *size, char error[200]);
 #endif

@@ -7,8 +7,9 @@ import MetascrubNative
 /// the pixels as the tag said (the original's displayed render), encode with the settings closest to the
 /// source's, and measure.
 extension OrientationReencoder {
-    /// JPEG: the source's sampling and the IJG quality its luminance table matches, climbing (then to 4:4:4)
-    /// only until the result reaches min-psnr.
+    /// JPEG: first the source's own quantisation tables and sampling (transposed for the turns that swap the
+    /// axes); when those miss min-psnr or the source is not an 8-bit YCbCr/greyscale Huffman JPEG, the ladder
+    /// from the IJG quality its luminance table matches, climbing (then to 4:4:4) until the result reaches it.
     func reencodeJPEG(_ remuxed: [UInt8], _ need: Need, report: inout FileReport) throws -> ReencodedImage {
         let decoded = try LosslessJPEG.decodeRGB(remuxed)
         let turned = PixelOrientation.apply(need.orientation, width: decoded.width, height: decoded.height, pixels: decoded.pixels, channels: 3)
@@ -18,24 +19,44 @@ extension OrientationReencoder {
         if chroma == .gray { render = Raster(width: render.width, height: render.height, layout: .gray, pixels: stride(from: 0, to: render.pixels.count, by: 3).map { render.pixels[$0] }) }
 
         let threshold = shared.threshold
-        let matched = JPEGTables.estimatedQuality(remuxed) ?? 92
-        // Rotating subsampled chroma moves it off its sampling grid; full chroma is the last resort.
-        var ladder = Array(Set([matched, min(100, matched + 3), min(100, matched + 6), 100])).sorted()
-            .map { JPEGEncoder.Settings(quality: $0, subsampling: chroma) }
-        if chroma != .s444, chroma != .gray { ladder += [.init(quality: max(matched, 95), subsampling: .s444), .init(quality: 100, subsampling: .s444)] }
-        let lead: [UInt8] = [0xFF, 0xD8] + JPEGTables.leadingMetadata(remuxed)
-        let (settings, chosen) = try shared.firstPassing(ladder, report: &report) { settings in
-            let encoded = try JPEGEncoder.encode(render, settings: settings)
+        var kept = JPEGTables.leadingMetadata(remuxed)
+        if render.layout == .rgb { kept = JPEGTables.settingAdobeTransform(kept, to: 1) }
+        let lead: [UInt8] = [0xFF, 0xD8] + kept
+        func attempt(_ encoded: [UInt8]) throws -> VerifiedReencode.Attempt {
             let bytes = lead + JPEGTables.codedPart(encoded)
             let back = try LosslessJPEG.decodeRGB(bytes)
             let fidelity = try Fidelity.measure(render, Raster(width: back.width, height: back.height, layout: .rgb, pixels: back.pixels))
             return .init(bytes: bytes, fidelity: fidelity, passes: fidelity.meets(threshold))
         }
+
+        let sourceTables: String
+        do {
+            var coding = try JPEGSourceCoding.read(remuxed)
+            if need.orientation >= 5 { coding = coding.transposedForTurn() }
+            let result = try attempt(try coding.encode(render))
+            let name = "source tables\(coding.transposed ? " (transposed)" : ""), \(coding.samplingSummary)"
+            if result.passes {
+                return ReencodedImage(bytes: result.bytes, format: "jpeg", decoder: "libjpeg-turbo (TurboJPEG)", encoder: JPEGSourceCoding.encoderName,
+                                      settings: name + ", accurate DCT, optimised Huffman tables", fidelity: result.fidelity)
+            }
+            sourceTables = "\(name) reached \(result.fidelity.summary), under \(Reencoding.decimal(threshold, 1)) dB"
+        } catch {
+            sourceTables = "source tables not usable (\(error))"
+        }
+
+        let matched = JPEGTables.estimatedQuality(remuxed) ?? 92
+        // Rotating subsampled chroma moves it off its sampling grid; full chroma is the last resort.
+        var ladder = Array(Set([matched, min(100, matched + 3), min(100, matched + 6), 100])).sorted()
+            .map { JPEGEncoder.Settings(quality: $0, subsampling: chroma) }
+        if chroma != .s444, chroma != .gray { ladder += [.init(quality: max(matched, 95), subsampling: .s444), .init(quality: 100, subsampling: .s444)] }
+        let (settings, chosen) = try shared.firstPassing(ladder, report: &report) { settings in
+            try attempt(try JPEGEncoder.encode(render, settings: settings))
+        }
         let rule = settings.quality == matched && settings.subsampling == chroma
             ? "matched to the source's quantisation table (IJG quality \(matched)) and sampling"
             : "source's table matches IJG quality \(matched) at \(chroma.rawValue); raised to reach \(Reencoding.decimal(threshold, 1)) dB"
         return ReencodedImage(bytes: chosen.bytes, format: "jpeg", decoder: "libjpeg-turbo (TurboJPEG)", encoder: JPEGEncoder.encoderName,
-                              settings: settings.summary + "; " + rule, fidelity: chosen.fidelity)
+                              settings: settings.summary + "; " + rule + "; " + sourceTables, fidelity: chosen.fidelity)
     }
 
     /// WebP: lossless stays lossless (and must decode to identical pixels); lossy climbs 90, 95, 100 until the

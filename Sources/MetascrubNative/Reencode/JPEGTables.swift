@@ -59,6 +59,21 @@ public enum JPEGTables {
         return Array(jpeg[2..<at])
     }
 
+    /// `segments` (APPn and COM, as `leadingMetadata` gives them) with every Adobe APP14 colour transform set to
+    /// `transform` (1: YCbCr). A re-encode writes YCbCr; a source's transform 0 (RGB) carried over would make
+    /// decoders read the new YCbCr samples as RGB.
+    public static func settingAdobeTransform(_ segments: [UInt8], to transform: UInt8) -> [UInt8] {
+        var out = segments
+        var at = 0
+        while at + 4 <= out.count, out[at] == 0xFF {
+            let length = Int(out[at + 2]) << 8 | Int(out[at + 3])
+            guard length >= 2, at + 2 + length <= out.count else { break }
+            if out[at + 1] == 0xEE, length >= 14, Array(out[(at + 4)..<(at + 9)]) == Array("Adobe".utf8) { out[at + 15] = transform }
+            at += 2 + length
+        }
+        return out
+    }
+
     /// Everything after SOI and those leading segments: tables, frame, scans, EOI.
     public static func codedPart(_ jpeg: [UInt8]) -> [UInt8] {
         Array(jpeg[(2 + leadingMetadata(jpeg).count)...])
