@@ -56,7 +56,6 @@ extension Fidelity {
     /// `ssimRow` for one band of eight rows: the render's rows from `top` against the decoded band.
     private static func bandSSIM(_ render: RGBPlanes, top: Int, _ band: UnsafePointer<UInt8>) -> (Double, Int) {
         let w = render.width, n = 8
-        let c1 = 6.5025, c2 = 58.5225
         var total = 0.0, windows = 0
         var x = 0
         while x + n <= w {
@@ -72,11 +71,7 @@ extension Fidelity {
                     sa += la; sb += lb; saa += la * la; sbb += lb * lb; sab += la * lb
                 }
             }
-            let count = Double(n * n)
-            let ma = Double(sa) / count, mb = Double(sb) / count
-            let va = Double(saa) / count - ma * ma, vb = Double(sbb) / count - mb * mb
-            let cov = Double(sab) / count - ma * mb
-            total += ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2))
+            total += Fidelity.ssimWindow(sa: sa, sb: sb, saa: saa, sbb: sbb, sab: sab, count: n * n)
             windows += 1
             x += n
         }

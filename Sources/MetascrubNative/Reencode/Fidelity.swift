@@ -112,7 +112,6 @@ public struct Fidelity: Sendable, Equatable {
     /// luma and window sums; floating point once per window.
     static func ssimRow(_ a: Raster, _ b: Raster, y: Int) -> (Double, Int) {
         let w = a.width, n = 8
-        let c1 = 6.5025, c2 = 58.5225
         var total = 0.0
         var windows = 0
         a.pixels.withUnsafeBufferPointer { p in
@@ -131,11 +130,7 @@ public struct Fidelity: Sendable, Equatable {
                             i += 3
                         }
                     }
-                    let count = Double(n * n)
-                    let ma = Double(sa) / count, mb = Double(sb) / count
-                    let va = Double(saa) / count - ma * ma, vb = Double(sbb) / count - mb * mb
-                    let cov = Double(sab) / count - ma * mb
-                    total += ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2))
+                    total += Fidelity.ssimWindow(sa: sa, sb: sb, saa: saa, sbb: sbb, sab: sab, count: n * n)
                     windows += 1
                     x += n
                 }
@@ -145,3 +140,15 @@ public struct Fidelity: Sendable, Equatable {
     }
 }
 
+extension Fidelity {
+    /// SSIM of one window from its luma sums (the constants are the usual (0.01·255)² and (0.03·255)²); shared
+    /// by the whole-image and the streamed measure so both give the same figure.
+    static func ssimWindow(sa: Int, sb: Int, saa: Int, sbb: Int, sab: Int, count n: Int) -> Double {
+        let c1 = 6.5025, c2 = 58.5225
+        let count = Double(n)
+        let ma = Double(sa) / count, mb = Double(sb) / count
+        let va = Double(saa) / count - ma * ma, vb = Double(sbb) / count - mb * mb
+        let cov = Double(sab) / count - ma * mb
+        return ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2))
+    }
+}
