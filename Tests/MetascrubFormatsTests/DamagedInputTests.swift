@@ -14,7 +14,8 @@ final class DamagedInputTests: XCTestCase {
 
     static let movies = ["damaged/cut-in-mdat.mp4", "damaged/empty-mdat.mp4"]
     static let all = movies + ["damaged/cut-in-data.wav", "damaged/cut-last-page.ogg", "damaged/garbage-after-image.webp",
-                                  "damaged/cut-in-movi.avi", "damaged/cut-in-data.wmv", "damaged/header-only.wmv"]
+                                  "damaged/cut-in-movi.avi", "damaged/cut-in-data.wmv", "damaged/header-only.wmv",
+                                  "damaged/cut-in-image.heic"]
 
     func testDamagedMoviesAreCleanedWithAWarningAndNothingLeft() throws {
         let tmp = TempDir()
@@ -161,6 +162,30 @@ final class DamagedInputTests: XCTestCase {
         }
     }
 
+    /// A HEIC cut inside its coded image (an interrupted upload; Exif and XMP sit before the image in mdat, as
+    /// phones write them): the metadata goes, the part of the image that is there is copied byte for byte, and the
+    /// cleaned copy is a fixed point.
+    func testHEICCutInsideItsImageIsCleanedAndTheImageCopied() throws {
+        let tmp = TempDir()
+        let relative = "damaged/cut-in-image.heic"
+        let input = Fixture.path(relative), output = tmp.file("cut.heic")
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.verification?.contentResult, .passed)
+        XCTAssertTrue(report.notes.contains { $0.code == "damaged-input" && $0.message.contains("image item") }, "\(report.notes)")
+        let canaries = ContainerChecks.canaries(relative)
+        XCTAssertFalse(canaries.isEmpty)
+        for canary in canaries { XCTAssertFalse(Oracle.contains(output, canary), "\(canary) left in the output") }
+        let groups = Oracle.exiftool(output).keys.compactMap { $0.split(separator: ":").first.map(String.init) }
+        XCTAssertFalse(groups.contains { ["IFD0", "ExifIFD", "GPS", "XMP-dc", "XMP-photoshop"].contains($0) }, "\(Set(groups))")
+        // The coded image is the last item in both files, and the cut is inside it: the tails are the same bytes.
+        let before = try [UInt8](Data(contentsOf: URL(fileURLWithPath: input)))
+        let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        XCTAssertEqual(Array(before.suffix(128)), Array(after.suffix(128)))
+        let again = Run.clean(output, to: tmp.file("again.heic"))
+        XCTAssertEqual(again.status, .clean, again.error?.message ?? "")
+    }
+
     func testRefuseDamagedRestoresTheRefusal() throws {
         let tmp = TempDir()
         var policy = Run.policy("strict")
@@ -184,7 +209,7 @@ final class DamagedInputTests: XCTestCase {
         let tmp = TempDir()
         for relative in ["mp4/bad/truncated.mp4", "mp4/bad/chunk-outside.mp4", "mp4/bad/bad-box-size.mp4", "audio/bad/cut-in-list.wav",
                          "audio/bad/truncated-header.ogg", "video/bad/truncated.avi",
-                         "video/bad/truncated.wmv"] {
+                         "video/bad/truncated.wmv", "damaged/cut-in-xmp.heic"] {
             ContainerChecks.assertRefused(relative, in: tmp)
         }
     }

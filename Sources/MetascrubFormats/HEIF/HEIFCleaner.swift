@@ -253,6 +253,14 @@ struct HEIFCleaner {
         if method == 1 {
             return data.idatSplice?.map(range)
         }
+        // Coded data of a cut file that runs past its end (damaged input): the part that is there is placed like
+        // any other, the missing part follows it, so the item keeps its declared length.
+        if range.upperBound > source.size, let last = data.splice(endingAt: source.size), range.lowerBound >= last.box.payloadOffset {
+            let anchor = min(range.lowerBound, source.size)
+            guard let payload = payloadStarts[last.box.offset], let present = last.splice.map(anchor..<source.size) else { return nil }
+            let start = payload + present.lowerBound + (range.lowerBound - anchor)
+            return start..<start + Int64(range.count)
+        }
         guard let holder = data.splice(holding: range), let payload = payloadStarts[holder.box.offset],
               let relative = holder.splice.map(range) else { return nil }
         let start: Int64 = payload + relative.lowerBound
@@ -359,6 +367,11 @@ struct DataEdits {
         } catch let problem as ByteSplice.Problem {
             throw MetascrubError.unsupported(format: layout.format, reason: "rebuilt metadata items overlap (\(problem)); nothing was written")
         }
+    }
+
+    /// The data box that ends where the file ends (a cut file's last `mdat`).
+    func splice(endingAt fileEnd: Int64) -> (box: Box, splice: ByteSplice)? {
+        boxes.last.flatMap { $0.box.end == fileEnd ? $0 : nil }
     }
 
     func splice(holding range: Range<Int64>) -> (box: Box, splice: ByteSplice)? {

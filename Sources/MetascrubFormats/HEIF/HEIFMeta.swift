@@ -138,7 +138,10 @@ struct ItemData: Sendable, Equatable {
     var length: Int64 { ranges.reduce(0) { $0 + Int64($1.count) } }
 
     /// nil for data this file does not hold (another file, or built from another item's extents).
-    static func resolve(_ entry: ItemLocationBox.Entry, meta: HEIFMeta, fileSize: Int64, format: String) throws -> ItemData? {
+    /// `tolerateCut`: the file was cut inside its last `mdat` (damaged input the policy cleans); extents running
+    /// past the end are kept as declared, for the scanner to judge.
+    static func resolve(_ entry: ItemLocationBox.Entry, meta: HEIFMeta, fileSize: Int64, format: String,
+                        tolerateCut: Bool = false) throws -> ItemData? {
         let path = "meta/iloc/item \(entry.itemID)"
         guard entry.constructionMethod != 2 else { return nil }
         if entry.dataReferenceIndex != 0, !meta.selfContainedReferences.contains(Int(entry.dataReferenceIndex)) { return nil }
@@ -160,7 +163,7 @@ struct ItemData: Sendable, Equatable {
             let start = container.lowerBound + Int64(sum)
             // Length 0 means "to the end of the container".
             let end = extent.length == 0 ? container.upperBound : start + Int64(extent.length)
-            guard start <= end, end <= container.upperBound else {
+            guard start <= end, end <= container.upperBound || (tolerateCut && entry.constructionMethod == 0) else {
                 if entry.constructionMethod == 0 {
                     throw MetascrubError.truncated(format: format, path: path, offset: start, needed: end - container.upperBound)
                 }

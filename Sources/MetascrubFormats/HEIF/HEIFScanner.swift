@@ -21,7 +21,8 @@ enum HEIFScanner {
 
     static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult<HEIFLayout> {
         let reader = BoxReader(source, format: format)
-        let listing = try reader.topLevel()
+        var found = ItemCollector(options)
+        let listing = try found.topLevel(reader)
         let top = listing.boxes
         guard top.first?.type == "ftyp" else {
             throw MetascrubError.malformed(format: format, path: "ftyp", offset: 0, reason: "the file does not start with a file type box")
@@ -43,8 +44,22 @@ enum HEIFScanner {
             throw MetascrubError.malformed(format: format, path: "meta/pitm", offset: meta.box.offset, reason: "the primary item \(meta.primaryID) is not described in iinf")
         }
 
+        // Cut inside its last `mdat` (or a cleaned copy of such a file, whose `mdat` header says where the file ends):
+        // items may run past the end, which the policy's `damaged: clean` accepts for coded image data only.
+        let cut = options.tolerateDamage && top.last.map { $0.type == "mdat" && $0.end == source.size } == true
         for entry in meta.locations?.entries ?? [] {
-            guard let data = try ItemData.resolve(entry, meta: meta, fileSize: source.size, format: format) else { continue }
+            guard let data = try ItemData.resolve(entry, meta: meta, fileSize: source.size, format: format, tolerateCut: cut) else { continue }
+            if let missing = data.ranges.first(where: { $0.upperBound > source.size }) {
+                // Only coded image data may lie in the missing part: it is copied as far as it goes. An Exif,
+                // XMP or other item there could hold metadata nobody can see or remove.
+                guard meta.item(entry.itemID)?.isImage == true else {
+                    throw MetascrubError.truncated(format: format, path: "meta/iloc/item \(entry.itemID)", offset: missing.lowerBound,
+                                                   needed: missing.upperBound - source.size)
+                }
+                found.notes.append(Note(.warning, code: "damaged-input",
+                                        "damaged input at byte \(max(missing.lowerBound, source.size)): image item \(entry.itemID)'s coded data runs past the end of the file; the part that is there is copied and compared, the rest cannot be verified",
+                                        offset: max(missing.lowerBound, source.size)))
+            }
             layout.data[entry.itemID] = data
             guard data.constructionMethod == 0 else { continue }
             for range in data.ranges where !range.isEmpty {
@@ -54,7 +69,6 @@ enum HEIFScanner {
             }
         }
 
-        var found = ItemCollector(options)
         try readPropertySummaries(reader, &layout)
         classifyItems(&layout)
         try itemiseItems(source, &layout, options: options, found: &found)

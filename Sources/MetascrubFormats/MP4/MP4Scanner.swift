@@ -18,7 +18,7 @@ struct MP4Scanner {
     static func scan(_ source: any ByteSource, format: String, options: ScanOptions) throws -> ScanResult<MP4Layout> {
         let reader = BoxReader(source, format: format)
         var found = ItemCollector(options)
-        let listing = try topLevel(reader, found: &found)
+        let listing = try found.topLevel(reader)
         guard !listing.boxes.isEmpty else {
             throw MetascrubError.malformed(format: format, path: "top level", offset: 0, reason: "no boxes")
         }
@@ -29,27 +29,6 @@ struct MP4Scanner {
     }
 
     var format: String { layout.format }
-
-    /// The top-level boxes. A file cut inside its last `mdat` (a recording stopped by a full card) keeps that
-    /// box up to the end of the file: sample data holds no metadata the scan could miss, and the cut part is
-    /// copied as it is.
-    static func topLevel(_ reader: BoxReader, found: inout ItemCollector) throws -> BoxReader.Listing {
-        do {
-            return try reader.topLevel()
-        } catch let error as MetascrubError {
-            guard case .truncated(_, "mdat", let offset, _) = error, found.options.tolerateDamage else { throw error }
-            var listing = try reader.boxes(in: 0..<offset, parentPath: "", depth: 0)
-            guard listing.leftover == nil else { throw error }
-            let head = try reader.source.read(at: offset, count: 8, format: reader.format, path: "mdat")
-            let large = BigEndian.u32(head, 0) == 1
-            let headerSize = large ? 16 : 8
-            guard reader.source.size - offset >= Int64(headerSize) else { throw error }
-            listing.boxes.append(Box(type: "mdat", offset: offset, size: reader.source.size - offset, headerSize: headerSize,
-                                     sizeForm: large ? .large : .compact, path: "mdat"))
-            try found.damaged(error, at: offset, "the file ends inside the sample data box (\(error.description)); the part that is there is copied byte for byte")
-            return listing
-        }
-    }
 
     @discardableResult
     mutating func add(_ key: String, _ category: Category, _ box: Box, detail: String, value: @autoclosure () -> String? = nil,
