@@ -13,9 +13,7 @@ public struct PSDFormat: FormatHandler {
 
     /// Smart objects' files and per-layer metadata stay, each with its reason (`PSDLayout.kept`).
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<PSDLayout>, policy: Policy) throws -> [Finding] {
-        var settled = findings
-        for (item, reason) in scan.layout.kept { settled.keep(item, because: reason) }
-        return settled
+        findings.keeping(scan.layout.kept)
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult<PSDLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {

@@ -57,9 +57,7 @@ public struct RawTIFFFormat: FormatHandler {
 
     /// Make and model stay in a raw whatever the policy says (`RawTIFFLayout.required`).
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<RawTIFFLayout>, policy: Policy) throws -> [Finding] {
-        var settled = findings
-        for (item, reason) in scan.layout.required { settled.keep(item, because: reason) }
-        return settled
+        findings.keeping(scan.layout.required)
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult<RawTIFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {

@@ -122,4 +122,11 @@ extension Array where Element == Finding {
         guard indices.contains(index), self[index].disposition != .keep, self[index].disposition != .fail else { return }
         self[index] = self[index].keptInstead(because: reason)
     }
+
+    /// Keeps every item a scan found it must leave in place, each for its reason (item index → reason).
+    func keeping(_ reasons: [Int: String]) -> [Finding] {
+        var settled = self
+        for (index, reason) in reasons { settled.keep(index, because: reason) }
+        return settled
+    }
 }

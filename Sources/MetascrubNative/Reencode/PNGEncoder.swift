@@ -19,21 +19,7 @@ public enum PNGEncoder {
         case .rgba: image.format = cpng_format_rgba()
         }
         defer { png_image_free(&image) }
-        let stride = Int32(raster.width * raster.channels)
-        var size: png_alloc_size_t = 0
-        // First call sizes the buffer, second fills it.
-        let sized = raster.pixels.withUnsafeBytes { p in
-            png_image_write_to_memory(&image, nil, &size, 0, p.baseAddress, stride, nil)
-        }
-        guard sized != 0, size > 0 else { throw failure(&image) }
-        var out = [UInt8](repeating: 0, count: Int(size))
-        let ok = out.withUnsafeMutableBytes { o in
-            raster.pixels.withUnsafeBytes { p in
-                png_image_write_to_memory(&image, o.baseAddress, &size, 0, p.baseAddress, stride, nil)
-            }
-        }
-        guard ok != 0 else { throw failure(&image) }
-        out.removeSubrange(Int(size)...)
+        let out = try raster.pixels.withUnsafeBytes { try write(&image, $0, stride: Int32(raster.width * raster.channels)) }
         return try finish(out, iccProfile: iccProfile, chunks: chunks)
     }
 
@@ -48,21 +34,21 @@ public enum PNGEncoder {
         image.format = cpng_format_flag_linear() | (wide.layout == .gray ? cpng_format_gray() : cpng_format_rgb())
         defer { png_image_free(&image) }
         // The simplified API's stride counts components, not bytes.
-        let stride = Int32(wide.width * wide.layout.rawValue)
+        let out = try wide.samples.withUnsafeBytes { try write(&image, $0, stride: Int32(wide.width * wide.layout.rawValue)) }
+        return try finish(removing(["sRGB", "gAMA", "cHRM"], from: out), iccProfile: iccProfile, chunks: chunks)
+    }
+
+    /// libpng's simplified writer into memory: the first call sizes the buffer, the second fills it.
+    private static func write(_ image: inout png_image, _ pixels: UnsafeRawBufferPointer, stride: Int32) throws -> [UInt8] {
         var size: png_alloc_size_t = 0
-        let sized = wide.samples.withUnsafeBytes { p in
-            png_image_write_to_memory(&image, nil, &size, 0, p.baseAddress, stride, nil)
+        guard png_image_write_to_memory(&image, nil, &size, 0, pixels.baseAddress, stride, nil) != 0, size > 0 else {
+            throw failure(&image)
         }
-        guard sized != 0, size > 0 else { throw failure(&image) }
         var out = [UInt8](repeating: 0, count: Int(size))
-        let ok = out.withUnsafeMutableBytes { o in
-            wide.samples.withUnsafeBytes { p in
-                png_image_write_to_memory(&image, o.baseAddress, &size, 0, p.baseAddress, stride, nil)
-            }
-        }
+        let ok = out.withUnsafeMutableBytes { png_image_write_to_memory(&image, $0.baseAddress, &size, 0, pixels.baseAddress, stride, nil) }
         guard ok != 0 else { throw failure(&image) }
         out.removeSubrange(Int(size)...)
-        return try finish(removing(["sRGB", "gAMA", "cHRM"], from: out), iccProfile: iccProfile, chunks: chunks)
+        return out
     }
 
     /// libpng's output with the ICC profile (in place of the sRGB chunks) and `chunks` after the header.
