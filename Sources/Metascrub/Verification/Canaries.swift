@@ -56,6 +56,8 @@ enum CanaryExtractor {
     /// Bytes of one item's range that are looked at (an embedded file's own metadata sits at its start).
     static let perItem = 1 << 16
     static let mostCanaries = 4096
+    /// Key families whose items' ranges are exactly their value's bytes.
+    static let ownBytesFamilies = ["exif:", "iptc:"]
 
     /// Strings every file of a kind carries: never evidence of a leak, and searching them is only cost.
     static let common: Set<String> = ["x-default", "W5M0MpCehiHzreSzNTczkc9d", "adobe:ns:meta/", "UNICODE", "ASCII"]
@@ -95,9 +97,15 @@ enum CanaryExtractor {
             // A kept block with removed entries inside is not evidence for them.
             if wholeBlock, roles.items.indices.contains(where: { roles.items[$0].parent == index && roles.removed($0) }) { return Source(bytes: []) }
             let bytes = try original.read(at: range.lowerBound, count: Int(min(Int64(perItem), Int64(range.count))))
-            // A range that holds the value verbatim and more (an MP4 `hdlr` box around its name) also holds
-            // structure the cleaner writes again: the value alone is the canary then.
-            if !wholeBlock, let value, value.count >= shortest, value.count < bytes.count, contains(bytes, value) {
+            // A range that holds the value verbatim and much more (an MP4 `hdlr` box around its name, a sample
+            // entry around its compressor name) also holds structure the cleaner writes again: the value alone is
+            // the canary then. So it is when the range is far larger than any rendering of one value. A range
+            // little larger than its value (a NUL, an EXIF UserComment's charset) is the value's own bytes.
+            // EXIF entries and IPTC datasets are given exactly (an EXIF UserComment's range is its charset and
+            // text, rendered only as the charset): their bytes are the canaries.
+            let key = roles.items[index].key
+            if !wholeBlock, let value, !value.isEmpty, !ownBytesFamilies.contains(where: { key.hasPrefix($0) }),
+               (range.count > Int64(value.count) + 16 && contains(bytes, value)) || range.count > 256 {
                 return Source(bytes: value)
             }
             return Source(bytes: bytes, range: range)
