@@ -26,6 +26,14 @@ public struct Policy: Sendable, Equatable {
         case refuse
     }
 
+    /// What to do when the scanner reports part of a file it could not walk (a PSD layer section, a maker note of
+    /// an unlisted layout, an SEI unit too large to inspect): nothing there was listed, so nothing there is
+    /// proven clean. `fail` (the default) refuses the file; `keep` cleans the rest and copies that part unlisted.
+    public enum UnwalkedMode: String, Sendable, Codable, CaseIterable {
+        case fail
+        case keep
+    }
+
     public static let schemaVersion = 1
 
     public var name: String
@@ -42,6 +50,7 @@ public struct Policy: Sendable, Equatable {
     /// below it the file fails and nothing is written.
     public var minimumPSNR: Double = Policy.defaultMinimumPSNR
     public var damaged: DamagedMode = .clean
+    public var unwalked: UnwalkedMode = .fail
     /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
     public var digest: String
 

@@ -5,7 +5,7 @@ import Yams
 public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
         "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
-        "convert", "min-psnr", "damaged",
+        "convert", "min-psnr", "damaged", "unwalked",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -57,6 +57,12 @@ public enum PolicyLoader {
                 throw fail(node, "damaged", "must be one of \(Policy.DamagedMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             policy.damaged = mode
+        }
+        if let (_, node) = fields["unwalked"] {
+            guard let text = node.string, let mode = Policy.UnwalkedMode(rawValue: text) else {
+                throw fail(node, "unwalked", "must be one of \(Policy.UnwalkedMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            policy.unwalked = mode
         }
         if let (_, node) = fields["convert"] {
             guard let text = node.string, text == "none" || ConversionTarget(rawValue: text) != nil else {
