@@ -60,6 +60,7 @@ struct MP4Scanner {
             found.items.append(try Trailer.item(key: "mp4:trailer", range: trailer, in: source, location: "trailer", after: "the last box"))
         }
         try scanStreamSEI()
+        try scanUnreferenced()
         layout.seiRanges.sort { $0.lowerBound < $1.lowerBound }
         if layout.fragmented {
             found.notes.append(Note(.info, code: "mp4-fragmented", "fragmented movie: fragments are copied unchanged; only the movie box is rewritten"))

@@ -119,7 +119,8 @@ extension MatroskaFormat {
                 case ID.tags: try tags(e, number: n[e.id] ?? 1)
                 case ID.attachments: try attachments(e)
                 case ID.chapters:
-                    _ = add("matroska:chapters", .content, e, location: "\(loc)/Chapters", detail: "chapter list, \(e.dataSize) bytes", action: .void(e.range))
+                    let chapters = add("matroska:chapters", .content, e, location: "\(loc)/Chapters", detail: "chapter list, \(e.dataSize) bytes", action: .void(e.range))
+                    found.inspect(chapters, payload: try EBML.bytes(input, e, limit: ContentInspector.limit), origin: e.dataOffset)
                 case ID.void:
                     try void(e, location: "\(loc)/Void")
                 case ID.crc:
@@ -273,6 +274,10 @@ extension MatroskaFormat {
             let item = add("matroska:tag:\(name)", category, s, location: "\(location)/\(name)", detail: "tag \(name), \(s.dataSize) bytes",
                            value: value, parent: parent, action: parent == nil ? .void(s.range) : nil)
             mine.append(item)
+            // A tag is kept or dropped whole: a position or metadata block in its value decides it.
+            for v in fields where v.id == ID.tagString || v.id == 0x4485 /* TagBinary */ {
+                mine += found.inspect(item, payload: try EBML.bytes(input, v, limit: ContentInspector.limit), origin: v.dataOffset)
+            }
             for nested in fields where nested.id == ID.simpleTag {
                 try simpleTag(nested, location: "\(location)/\(name)", parent: item, depth: depth + 1, into: &mine)
             }

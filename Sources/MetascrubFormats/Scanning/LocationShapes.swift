@@ -59,7 +59,12 @@ enum LocationShapes {
             for m in matches(at: i, text) where found[m.kind] == nil { found[m.kind] = m }
             i += 1
         }
-        return found.values.sorted { $0.range.lowerBound < $1.range.lowerBound }
+        // Element names as written (the matching saw them case-folded).
+        return found.values.sorted { $0.range.lowerBound < $1.range.lowerBound }.map { m in
+            var m = m
+            if let name = m.name { m.name = String(decoding: payload[m.range.lowerBound..<m.range.lowerBound + name.utf8.count], as: UTF8.self) }
+            return m
+        }
     }
 
     /// Whether any sample among `samples` states a position (the subtitle-telemetry decision).
