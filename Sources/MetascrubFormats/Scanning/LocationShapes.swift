@@ -50,13 +50,14 @@ enum LocationShapes {
     private static let fieldBytes = fieldNames.map { Array($0.utf8) }
     private static let elementBytes = elementNames.map { ($0.hasSuffix("*") ? Array($0.dropLast().utf8) : Array($0.utf8), $0.hasSuffix("*")) }
 
-    /// The first match of each kind, in payload order; at most `limit` bytes are looked at.
+    /// The first match of each kind (of each name, for elements), in payload order; at most `limit` bytes are looked at.
     static func find(in payload: [UInt8], limit: Int = 1 << 20) -> [Match] {
         let text = payload.prefix(limit).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
-        var found: [Kind: Match] = [:]
+        // The first match of each kind, and of each element name (LOCATION_NAME and LOCATION_GPS are two things).
+        var found: [String: Match] = [:]
         var i = 0
-        while i < text.count, found.count < Kind.allCases.count {
-            for m in matches(at: i, text) where found[m.kind] == nil { found[m.kind] = m }
+        while i < text.count, found.count < 32 {
+            for m in matches(at: i, text) where found[m.kind.rawValue + (m.name ?? "")] == nil { found[m.kind.rawValue + (m.name ?? "")] = m }
             i += 1
         }
         // Element names as written (the matching saw them case-folded).
@@ -145,8 +146,10 @@ enum LocationShapes {
 
     /// `<name>value` or `name="value"` for a location element name, with a non-empty value.
     private static func element(at i: Int, _ t: [UInt8]) -> Match? {
+        // `exif:GPSLatitude` is one element: its local name alone does not count again.
+        let local = i > 0 && t[i - 1] == 0x3A
         for (prefix, wildcard) in elementBytes {
-            guard starts(t, at: i, prefix) else { continue }
+            guard starts(t, at: i, prefix), !local || prefix.contains(0x3A) else { continue }
             var j = i + prefix.count
             if wildcard { while j < t.count, isLetter(t[j]) || isDigit(t[j]) || t[j] == 0x5F { j += 1 } }
             else if j < t.count, isLetter(t[j]) || isDigit(t[j]) || t[j] == 0x5F { continue }
