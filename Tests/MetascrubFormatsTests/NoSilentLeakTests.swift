@@ -12,7 +12,7 @@ final class NoSilentLeakTests: XCTestCase {
     let dir = TempDir()
 
     static let fixtures = ["srt-telemetry.mkv", "ass-telemetry.mkv", "webvtt-telemetry.webm", "font-labelled-jpeg.mkv",
-                           "mdat-unreferenced.mp4", "bwf-ixml.wav"]
+                           "mdat-unreferenced.mp4", "bwf-ixml.wav", "id3-hidden.mp3", "vorbis-position.flac", "text-position.png"]
     /// The hidden position in its decimal text form (every fixture) and the canaries the manifest lists.
     static func hidden(_ name: String) -> [String] {
         Array(Set(ContainerChecks.canaries("leaks/" + name) + ["48.8583", "48.8584"]))
@@ -86,6 +86,18 @@ final class NoSilentLeakTests: XCTestCase {
         XCTAssertTrue(report.findings.contains { $0.item.parent == bext && $0.item.category == .location })
         // Values stay out of the report without --show-values.
         XCTAssertFalse(report.findings.contains { $0.item.value != nil })
+    }
+
+    /// ID3 frames kept whole: a position in TXXX/COMM text and XMP inside PRIV are items inside the frames.
+    func testID3FramesAreLookedInto() throws {
+        let report = Run.scan(Fixture.path("leaks/id3-hidden.mp3"), policy: "location")
+        for (frame, key) in [("id3:TXXX", "inspect:location:field"), ("id3:COMM", "inspect:location:dms"), ("id3:PRIV", "xmp:exif:GPSLatitude")] {
+            let parent = try XCTUnwrap(report.findings.firstIndex { $0.item.key == frame }, frame)
+            XCTAssertEqual(report.findings[parent].disposition, .remove, frame)
+            XCTAssertTrue(report.findings.contains { $0.item.parent == parent && $0.item.key == key && $0.item.category == .location }, frame)
+        }
+        // The title, which holds nothing, stays under `location`.
+        XCTAssertEqual(report.findings.first { $0.item.key == "id3:TIT2" }?.disposition, .keep)
     }
 
     /// A photo labelled as a font is an embedded file, not a font: `strict` removes it; a real font stays.
