@@ -95,6 +95,17 @@ extension ItemCollector {
     }
 }
 
+extension ItemCollector {
+    /// `embeddedFile` for bytes stored as they are at `range` of `source`, read only when they start like an image.
+    @discardableResult
+    mutating func embeddedFile(in source: any ByteSource, _ range: Range<Int64>, item: Int) throws -> Bool {
+        guard range.count >= 8, range.count <= EmbeddedFile.sizeLimit else { return false }
+        let head = try source.read(at: range.lowerBound, count: Int(min(Int64(range.count), 4096)))
+        guard FormatRegistry.detect(head)?.format.kind == .image else { return false }
+        return embeddedFile(try source.read(at: range.lowerBound, count: Int(range.count)), item: item, origin: range.lowerBound)
+    }
+}
+
 extension ScanResult {
     /// Every embedded file the plan keeps cleaned, cleaned by its own handler under the same policy and verified:
     /// item → the cleaned file's bytes, for the container to put where the file was.
