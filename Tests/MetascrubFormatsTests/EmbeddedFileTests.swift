@@ -132,6 +132,52 @@ final class EmbeddedFileTests: XCTestCase {
         }
     }
 
+    /// Issue 23, item 4: a smart object's JPEG under a policy that keeps embedded files but removes location
+    /// used to keep its APP1 (and the GPS in it); now its own items are decided and its metadata segments blanked.
+    func testSmartObjectJPEGLosesItsPositionUnderAPolicyThatKeepsEmbeddedFiles() throws {
+        try Tool.require("exiftool", "convert")
+        let policy = try PolicyLoader.load(yaml: "schema: 1\nname: k\ndefault: keep\nunknown: remove\ncategories:\n  location: remove\n  embedded: keep\norientation: keep\n",
+                                           file: "k.yaml")
+        let dir = TempDir()
+        let input = Fixture.path("psd/smart-object.psd"), output = dir.file("out.psd")
+        let scan = FileProcessorCheck.scan(input, policy: policy)
+        XCTAssertTrue(scan.findings.contains { $0.item.key == "exif:GPSLatitude" && $0.item.location.hasPrefix("layer and mask/document/lnk2/#0 > ") && $0.disposition == .remove },
+                      "\(scan.findings.map { ($0.item.key, $0.item.location, $0.disposition) })")
+        let report = Run.clean(input, to: output, policy: policy)
+        XCTAssertEqual(report.status, .cleaned, "\(String(describing: report.error))")
+        let (before, after) = (try placedJPEG(input, dir, "a.jpg"), try placedJPEG(output, dir, "b.jpg"))
+        XCTAssertNotNil(Oracle.exiftool(before)["GPS:GPSLatitude"])
+        XCTAssertNil(Oracle.exiftool(after)["GPS:GPSLatitude"])
+        XCTAssertEqual(Oracle.pixels(after, autoOrient: false), Oracle.pixels(before, autoOrient: false))
+        XCTAssertEqual(FileProcessorCheck.scan(output, policy: policy).status, .clean)
+        XCTAssertEqual(Run.clean(output, to: dir.file("again.psd"), policy: policy).status, .clean)
+    }
+
+    /// A smart object embedding a PNG with GPS: no segments to blank in place, so its data goes whole (zeros).
+    func testSmartObjectPNGHoldingAPositionIsZeroedInPlace() throws {
+        try Tool.require("convert")
+        for policy in ["strict", "location"] {
+            let dir = TempDir()
+            let input = Fixture.path("embedded/smart-object-png.psd"), output = dir.file("out.psd")
+            XCTAssertTrue(Oracle.contains(input, "CANARY-PLACED-PNG-ARTIST"))
+            let report = Run.clean(input, to: output, policy: policy)
+            XCTAssertEqual(report.status, .cleaned, "\(policy): \(String(describing: report.error))")
+            XCTAssertFalse(Oracle.contains(output, "CANARY-PLACED-PNG-ARTIST"), policy)
+            XCTAssertFalse(Oracle.contains(output, "CANARY-SERIAL-7731"), policy)
+            XCTAssertEqual(FileManager.default.contents(atPath: output)?.count, FileManager.default.contents(atPath: input)?.count, policy)
+            XCTAssertEqual(Oracle.pixels("\(output)[0]", autoOrient: false), Oracle.pixels("\(input)[0]", autoOrient: false), policy)
+            XCTAssertEqual(Run.clean(output, to: dir.file("again.psd"), policy: policy).status, .clean, "\(policy): not a fixed point")
+        }
+    }
+
+    private func placedJPEG(_ path: String, _ dir: TempDir, _ name: String) throws -> String {
+        let bytes = [UInt8](FileManager.default.contents(atPath: path)!)
+        let soi = try XCTUnwrap((0..<bytes.count - 3).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD8 && bytes[$0 + 2] == 0xFF })
+        let eoi = try XCTUnwrap((soi..<bytes.count - 1).last { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD9 })
+        FileManager.default.createFile(atPath: dir.file(name), contents: Data(bytes[soi...eoi + 1]))
+        return dir.file(name)
+    }
+
     func testUncleanableFailRefusesAFileWhoseEmbeddedItemCannotBeCleaned() throws {
         // gps-full.jpg carries an EXIF thumbnail, which is no file metascrub looks into.
         let policy = try PolicyLoader.load(yaml: "schema: 1\nname: u\ndefault: keep\ncategories:\n  embedded: clean\nuncleanable: fail\n", file: "u.yaml")
