@@ -52,6 +52,8 @@ public struct MP4Layout: Sendable {
     var edits: [Int: MP4Edit] = [:]
     /// Item owning the trailer.
     var trailerItem: Int?
+    /// `covr` entries whose picture was looked into as a file of its own (item → the entry's box).
+    var covers: [Int: Box] = [:]
     /// Escaped SEI payload ranges of the original that a clean may overwrite (the verifier skips them).
     var seiRanges: [Range<Int64>] = []
 
