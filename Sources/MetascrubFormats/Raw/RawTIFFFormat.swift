@@ -55,14 +55,20 @@ public struct RawTIFFFormat: FormatHandler {
                     offset: at)
     }
 
-    /// Make and model stay in a raw whatever the policy says (`RawTIFFLayout.required`).
+    /// What the raw needs to decode identically stays, with its reason; everything else goes as the policy says
+    /// (`RawDecodeBisection`; `RawTIFFLayout.required` for what is kept whatever LibRaw does).
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<RawTIFFLayout>, policy: Policy) throws -> [Finding] {
-        findings.keeping(scan.layout.required)
+        try RawDecodeBisection.settle(findings, input: input, layout: scan.layout, policy: policy)
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult<RawTIFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
+        let sensitive = RawDecodeBisection.sensitiveNeeded(plan.findings, layout: layout)
+        guard sensitive.isEmpty else {
+            throw MetascrubError.unsupported(format: formatName, reason:
+                "LibRaw decodes this raw differently without \(sensitive.joined(separator: ", ")), which identifies the camera, its owner, the place or the time; the raw is refused rather than cleaned with it left in")
+        }
         // A raw LibRaw cannot decode cannot be proven by decoding afterwards: refused before anything is written
         // under `damaged: refuse`, otherwise cleaned in place with a note and proven byte by byte.
         if layout.undecodable == nil {
@@ -126,6 +132,7 @@ enum RawTIFFPatcher {
         var orders: [Int64: ByteOrder] = [:]
         var zero: [Range<Int64>] = []
         var blank: [Range<Int64>] = []
+        var overwrites: [(Range<Int64>, [UInt8])] = []
         // A field of a maker note that goes whole is not edited first (its rewritten table would outlive the note).
         for (item, action) in layout.actions where !plan.keeps(item) && layout.partOf[item].map(plan.keeps) ?? true {
             switch action {
@@ -135,6 +142,8 @@ enum RawTIFFPatcher {
                 zero += ranges
             case .blank(let range):
                 blank.append(range)
+            case .overwrite(let range, let bytes):
+                overwrites.append((range, bytes))
             }
         }
         var patches = InPlacePatches()
@@ -171,6 +180,9 @@ enum RawTIFFPatcher {
         // of an embedded JPEG) or XMP written in place.
         let keep = tables + ByteSplice.subtract(layout.imageData, layout.holes) + patches.ranges
         for piece in ByteSplice.subtract(zero, keep) { patches.zero(piece) }
+        for (range, bytes) in overwrites where !(tables + patches.ranges).contains(where: { $0.overlaps(range) }) {
+            patches.add(range.lowerBound, bytes)
+        }
         for piece in ByteSplice.subtract(blank, tables + patches.ranges) { patches.zero(piece) }
         return patches
     }
