@@ -50,6 +50,8 @@ enum CR3Scanner {
                                       "damaged input: \(path)/\(type) at offset \(at) runs past the end of the file; its bytes are copied as they are",
                                       offset: at))
                     end = source.size
+                    // The sensor data cut: LibRaw would decode bytes that are not there (`RawTIFFLayout.truncated`).
+                    if type == "mdat" { layout.truncated = true }
                 } else if end > range.upperBound {
                     throw MetascrubError.malformed(format: "CR3", path: "\(path)/\(type)", offset: at, reason: "box runs past its container")
                 }

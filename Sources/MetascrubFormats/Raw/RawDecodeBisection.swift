@@ -27,7 +27,7 @@ enum RawDecodeBisection {
         let untested = Dictionary(uniqueKeysWithValues: layout.decoderItems.map { ($0, untestedReason) })
         guard layout.undecodable == nil, input.size <= RawTIFFScanner.exiv2Limit else { return settled.keeping(untested) }
         let original = try input.readAll()
-        guard let before = try? LibRaw.fingerprint(bytes: original) else { return settled.keeping(untested) }
+        guard let before = try? RawTIFFFormat.fingerprint(MemoryByteSource(original), layout: layout) else { return settled.keeping(untested) }
 
         var decodes = 0
         func identical(keeping extra: [Int]) throws -> Bool {

@@ -73,7 +73,7 @@ public struct RawTIFFFormat: FormatHandler {
         // under `damaged: refuse`, otherwise cleaned in place with a note and proven byte by byte.
         if layout.undecodable == nil {
             do {
-                _ = try Self.fingerprint(input)
+                _ = try Self.fingerprint(input, layout: layout)
             } catch {
                 guard plan.policy.damaged == .clean else {
                     throw MetascrubError.unsupported(format: formatName, reason: "LibRaw cannot decode it (\(error)), so a cleaned copy could not be proven to decode the same")
@@ -102,24 +102,34 @@ public struct RawTIFFFormat: FormatHandler {
         }
         let before: RawFingerprint
         do {
-            before = try Self.fingerprint(original)
+            before = try Self.fingerprint(original, layout: layout)
         } catch {
             // Only a clean under `damaged: clean` gets here (it refuses such a raw otherwise).
             return ContentCheck(method: "every byte outside the cleaned metadata identical (LibRaw cannot decode this raw)", passed: true,
                                 detail: "\(original.size) bytes, \(try layout.writable(in: original).count) metadata range(s) changed at most")
         }
-        let after = try Self.fingerprint(cleaned)
-        guard before.pixels == after.pixels else {
+        let decoded: RawFingerprint
+        do {
+            decoded = try Self.fingerprint(cleaned, layout: layout)
+        } catch {
+            return ContentCheck(method: method, passed: false, detail: "LibRaw cannot decode the cleaned raw (\(error))")
+        }
+        guard before.pixels == decoded.pixels else {
             return ContentCheck(method: method, passed: false, detail: "LibRaw decodes different sensor data")
         }
-        guard before.colour == after.colour else {
+        guard before.colour == decoded.colour else {
             return ContentCheck(method: method, passed: false, detail: "LibRaw reads different colour data (black/white levels, multipliers or matrices)")
         }
         return ContentCheck(method: method, passed: true, detail: "\(before.width)x\(before.height) sensor data")
     }
 
-    /// LibRaw opens a file by its descriptor's path, so a large raw is not copied into memory.
-    static func fingerprint(_ source: any ByteSource) throws -> RawFingerprint {
+    /// LibRaw opens a file by its descriptor's path, so a large raw is not copied into memory. A raw whose image
+    /// data runs past the end of the file is not decoded: LibRaw fills the missing part from whatever memory
+    /// holds (two decodes of the same file differ), so its decode proves nothing; it is undecodable.
+    static func fingerprint(_ source: any ByteSource, layout: RawTIFFLayout) throws -> RawFingerprint {
+        guard !layout.truncated else {
+            throw NativeError.library(name: "LibRaw", message: "its image data runs past the end of the file, so LibRaw would decode bytes that are not there")
+        }
         if let fd = source.fileDescriptor { return try LibRaw.fingerprint(path: "/proc/self/fd/\(fd)") }
         return try LibRaw.fingerprint(bytes: try source.readAll())
     }

@@ -45,6 +45,9 @@ public struct RawTIFFLayout: Sendable {
     var partOf: [Int: Int] = [:]
     /// Where the sensor data is, as far as the structure tells (for notes).
     var rawData: Range<Int64>?
+    /// Image data the structure points to lies past the end of the file: LibRaw would decode whatever memory holds
+    /// there, so the raw is treated as undecodable (`RawTIFFFormat.fingerprint`).
+    var truncated = false
 
     /// This layout with every offset moved by `base` and every item index by `items` (a TIFF found inside
     /// another container, scanned through a window that starts at `base`).
@@ -69,6 +72,7 @@ public struct RawTIFFLayout: Sendable {
         result.imageData = imageData.map(move)
         result.rawData = rawData.map(move)
         result.holes = holes.map(move)
+        result.truncated = truncated
         return result
     }
 
@@ -81,6 +85,7 @@ public struct RawTIFFLayout: Sendable {
         partOf.merge(other.partOf) { a, _ in a }
         rawData = rawData ?? other.rawData
         holes += other.holes
+        truncated = truncated || other.truncated
     }
 }
 
@@ -266,6 +271,7 @@ enum RawTIFFScanner {
                         throw MetascrubError.malformed(format: "camera raw", path: "\(path) image data", offset: Int64(clamping: first), reason: what)
                     }
                     notes.append(Note(.warning, code: "damaged-input", "damaged input: \(what)", offset: Int64(clamping: first)))
+                    layout.truncated = true
                 }
             }
         }
