@@ -118,6 +118,27 @@ final class RawDecodeTests: XCTestCase {
         }
     }
 
+    /// Sensor data that runs past the end of the file is not decoded (LibRaw would read memory that is not the
+    /// file's): the raw is cleaned in place as undecodable, every other byte proven identical, and Make and Model
+    /// stay because whether LibRaw needs them cannot be tested. Made from encrypted.nef by a strip length past EOF.
+    func testRawWhoseSensorDataRunsPastTheEndIsCleanedAsUndecodable() throws {
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/encrypted.nef"))!)
+        // StripByteCounts (0x0117, LONG, 1) of the sensor-data SubIFD: 6144 becomes 1 MiB.
+        let entry: [UInt8] = [0x17, 0x01, 0x04, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00, 0x00]
+        let at = try XCTUnwrap((0...bytes.count - entry.count).first { Array(bytes[$0..<$0 + entry.count]) == entry })
+        bytes[at + 10] = 0x10
+        let input = dir.file("cut.nef"), output = dir.file("cut-clean.nef")
+        XCTAssertTrue(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertTrue(report.notes.contains { $0.code == "damaged-input" && $0.message.contains("past the end of the file, so LibRaw") }, "\(report.notes)")
+        for key in ["exif:Make", "exif:Model"] {
+            XCTAssertEqual(report.findings.first { $0.item.key == key }?.reason, RawDecodeBisection.untestedReason, key)
+        }
+        XCTAssertNil(Self.exiftool(output)["IFD0:Artist"])
+        XCTAssertEqual(Run.clean(output, to: dir.file("cut-again.nef")).status, .clean)
+    }
+
     func testBisectionFindsTheSmallestNeededSet() throws {
         var calls = 0
         let needed: Set = [3, 11]
