@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
+import MetascrubNative
 
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +24,7 @@ public struct Engine: Sendable {
     }
 
     public func scan(_ files: [InputFile], progress: ProgressMeter? = nil) async -> Report {
+        PixelBudget.limit = options.policy.maxPixels
         let processor = FileProcessor(options: options)
         let reports = await run(files, progress: progress) { processor.scan($0) }
         return makeReport(.scan, reports)
@@ -36,6 +38,7 @@ public struct Engine: Sendable {
     }
 
     public func clean(_ files: [InputFile], output: OutputMode, progress: ProgressMeter? = nil) async -> Report {
+        PixelBudget.limit = options.policy.maxPixels
         let processor = FileProcessor(options: options)
         let clashes = Self.outputClashes(files, output, renaming: options.conversion.target ?? options.policy.convert)
         let reports = await run(files, progress: progress) { file in

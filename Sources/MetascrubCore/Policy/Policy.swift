@@ -42,6 +42,11 @@ public struct Policy: Sendable, Equatable {
     /// below it the file fails and nothing is written.
     public var minimumPSNR: Double = Policy.defaultMinimumPSNR
     public var damaged: DamagedMode = .clean
+    /// The most pixels a whole-image decode may have (`max-pixels:`, `--max-pixels`): above it an orientation
+    /// bake keeps its tag with a reason and a re-encode or conversion is refused (a decompression bomb costs a
+    /// header read). Near 100 MP by default.
+    public var maxPixels: Int = Policy.defaultMaxPixels
+    public static let defaultMaxPixels = 100_000_000
     /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
     public var digest: String
 
