@@ -54,6 +54,11 @@ public struct Policy: Sendable, Equatable {
     /// What becomes of an embedded item the policy says to `clean` but metascrub cannot clean (a thumbnail inside
     /// EXIF, a video after a photo, a file of a format without a cleaner): `remove` (the default) or `fail`.
     public var uncleanable: Disposition = .remove
+    /// The most pixels a whole-image decode may have (`max-pixels:`, `--max-pixels`): above it an orientation
+    /// bake keeps its tag with a reason and a re-encode or conversion is refused (a decompression bomb costs a
+    /// header read). Near 100 MP by default.
+    public var maxPixels: Int = Policy.defaultMaxPixels
+    public static let defaultMaxPixels = 100_000_000
     /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
     public var digest: String
 

@@ -5,7 +5,7 @@ import Yams
 public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
         "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
-        "convert", "min-psnr", "damaged", "unwalked", "uncleanable",
+        "convert", "min-psnr", "damaged", "unwalked", "uncleanable", "max-pixels",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -84,6 +84,12 @@ public enum PolicyLoader {
                 throw fail(node, "min-psnr", "must be a number of decibels between 0 and 100, e.g. 40")
             }
             policy.minimumPSNR = value
+        }
+        if let (_, node) = fields["max-pixels"] {
+            guard let value = node.int, value >= 1 else {
+                throw fail(node, "max-pixels", "must be a whole number of pixels, e.g. 100000000 (100 MP)")
+            }
+            policy.maxPixels = value
         }
         if let (_, node) = fields["categories"] {
             guard let map = node.mapping else { throw fail(node, "categories", "must map category names to keep, remove or fail") }
