@@ -8,6 +8,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <spawn.h>
+#include <unistd.h>
 
 static int limit(int resource, long long value, long long hard_extra) {
     if (value <= 0) return 0;
@@ -63,4 +66,29 @@ int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) applied |= METASCRUB_SANDBOX_NO_NEW_PRIVS;
     if (install_seccomp() == 0) applied |= METASCRUB_SANDBOX_SECCOMP;
     return applied;
+}
+
+int metascrub_sandbox_probe_inet(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return errno;
+    close(fd);
+    return 0;
+}
+
+int metascrub_sandbox_probe_exec(void) {
+    pid_t pid;
+    char *argv[] = { "true", NULL };
+    char *envp[] = { NULL };
+    int rc = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, envp);
+    if (rc != 0) return rc;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    // glibc reports a failed exec in the child as exit status 127.
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : EPERM;
+}
+
+long long metascrub_sandbox_limit(int resource) {
+    struct rlimit rl;
+    if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;
+    return (long long)rl.rlim_cur;
 }

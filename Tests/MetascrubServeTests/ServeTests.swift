@@ -204,6 +204,33 @@ final class ServeTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch + "/out.mp4"))
     }
 
+    /// What a worker's sandbox refuses, as the worker itself reports it: a network socket and exec, with the
+    /// resource limits in place and no core dumps.
+    func testWorkerSandboxRefusesNetworkAndExec() throws {
+        let probe = Curl.run(["worker", "--probe", "--cpu-seconds", "7", "--address-space", "4294967296", "--file-size", "1048576"],
+                             executable: ServeProcess.binary)
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any], probe.stdout)
+        XCTAssertEqual(json["seccomp"] as? Bool, true, probe.stdout)
+        XCTAssertTrue((json["inet_socket"] as? String)?.hasPrefix("refused") == true, probe.stdout)
+        XCTAssertTrue((json["exec"] as? String)?.hasPrefix("refused") == true, probe.stdout)
+        XCTAssertEqual(json["rlimit_cpu"] as? Int, 7)
+        XCTAssertEqual(json["rlimit_as"] as? Int, 4294967296)
+        XCTAssertEqual(json["rlimit_fsize"] as? Int, 1048576)
+        XCTAssertEqual(json["rlimit_core"] as? Int, 0)
+    }
+
+    /// `clean --sandbox` confines the CLI the same way and still cleans (FFmpeg loaded under the filter).
+    func testCLICleanWithSandbox() throws {
+        for (fixture, name) in [("jpeg/gps-full.jpg", "out.jpg"), ("mp4/sei-every-frame.mp4", "out.mp4")] {
+            let run = Curl.run(["clean", "--sandbox", ServeProcess.fixture(fixture), "--output", scratch + "/" + name],
+                               executable: ServeProcess.binary)
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let data = try XCTUnwrap(FileManager.default.contents(atPath: scratch + "/" + name))
+            XCTAssertNil(data.range(of: Data("CANARY".utf8)), fixture)
+        }
+    }
+
     // MARK: draining
 
     func testSIGTERMDrainsInFlightRequests() throws {

@@ -23,4 +23,11 @@ struct metascrub_sandbox_limits {
 /// could not be set (the caller must then refuse to go on). The seccomp filter is synchronised to every thread.
 int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits);
 
+/// After entering: 0 when an AF_INET socket can be created, else the errno (EPERM under the filter).
+int metascrub_sandbox_probe_inet(void);
+/// After entering: 0 when /bin/true could be exec'd in a child, else the errno.
+int metascrub_sandbox_probe_exec(void);
+/// RLIMIT_* soft limit, or -1 for none.
+long long metascrub_sandbox_limit(int resource);
+
 #endif
