@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import MetascrubCore
+import NIOCore
 import ServiceLifecycle
 
 /// `metascrub serve`: the HTTP service, its metrics listener and SIGTERM draining. On SIGTERM or SIGINT the
@@ -14,8 +16,11 @@ public enum ServeServer {
         let spool = try SpoolDirectory(parent: config.spoolParent)
         defer { spool.remove() }
         let state = ServeState(config: config, spool: spool, logger: logger)
+        // A connection that sends nothing for longer than a worker may take is closed (slow or stalled uploads).
+        let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(config.timeoutSeconds + 30)))
         let app = Application(
             router: ServeRoutes.router(state),
+            server: .http1(configuration: http1),
             configuration: ApplicationConfiguration(address: .hostname(config.listen.host, port: config.listen.port), serverName: "metascrub"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.listen.port

@@ -183,6 +183,23 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(server.spoolJobs, [], "the killed worker's files were left behind")
     }
 
+    /// A client that gives up mid-upload leaves nothing in the spool, and the server goes on.
+    func testClientAbortMidUploadLeavesNoSpoolFile() throws {
+        let server = try start()
+        let big = scratch + "/big.bin"
+        FileManager.default.createFile(atPath: big, contents: Data(count: 8 << 20))
+        let aborted = Curl.run(["-s", "-o", "/dev/null", "-X", "POST", "--data-binary", "@" + big, "--limit-rate", "1M",
+                                "--max-time", "1", server.base + "/v1/clean"])
+        XCTAssertEqual(aborted.status, 28, "curl should have timed out mid-upload")
+        var jobs = server.spoolJobs
+        for _ in 0..<100 where !jobs.isEmpty {
+            usleep(50_000)
+            jobs = server.spoolJobs
+        }
+        XCTAssertEqual(jobs, [], "the aborted upload's spool folder was left")
+        XCTAssertEqual(Curl.post(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/clean.jpg"), scratch: scratch).status, 200)
+    }
+
     func testTimeoutStopsTheWorker() throws {
         let server = try start(["--timeout", "1"], stallMs: 5000)
         let started = Date()
