@@ -123,7 +123,7 @@ let package = Package(
         // The engine's promises under failure (issue 8): injected I/O faults, stale temp files.
         .testTarget(name: "MetascrubEngineTests", dependencies: ["Metascrub", "MetascrubCore"]),
         // `metascrub serve` end to end: the real binary on a loopback port, real HTTP clients (curl).
-        .testTarget(name: "MetascrubServeTests"),
+        .testTarget(name: "MetascrubServeTests", dependencies: [.product(name: "Yams", package: "Yams")]),
     ]
 )
 
