@@ -104,6 +104,24 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.count, 2)
     }
 
+    /// Plain (version 0101) Nikon lens data: exiv2's NikonLd2.LensIDNumber, once refused as "cannot be located",
+    /// is found in the LensData entry and blanked. Made from encrypted.nef with its LensData version renamed.
+    func testNikonPlainLensDataFieldsAreLocated() throws {
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/encrypted.nef"))!)
+        let version = Array("0204".utf8)
+        let hits = (0...bytes.count - 4).filter { Array(bytes[$0..<$0 + 4]) == version }
+        XCTAssertEqual(hits.count, 2, "ColorBalance and LensData versions")
+        bytes.replaceSubrange(hits[1]..<hits[1] + 4, with: Array("0101".utf8))
+        let input = dir.file("ld2.nef"), output = dir.file("ld2-clean.nef")
+        XCTAssertTrue(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
+        XCTAssertNotEqual(Self.exiftool(input)["Nikon:LensIDNumber"] as? Int, 0)
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertTrue(report.findings.contains { $0.item.key == "makernote:NikonLd2.LensIDNumber" && $0.disposition == .remove })
+        XCTAssertEqual(Self.exiftool(output)["Nikon:LensIDNumber"] as? Int, 0)
+        XCTAssertEqual(Self.ppm(input, cameraWhiteBalance: true), Self.ppm(output, cameraWhiteBalance: true))
+    }
+
     /// Canon's LensInfo holds the lens serial (ExifTool's Canon:LensSerialNumber): blanked in a CR3's CMT3 and a
     /// CR2's maker note.
     func testCanonLensSerialIsBlankedInCR3AndCR2() {
