@@ -104,6 +104,13 @@ enum MakerNoteFields {
                   0x0017: "LivePhotoVideoIndex", 0x0020: "ImageCaptureRequestID", 0x002B: "PhotoIdentifier"],
     ]
 
+    /// Fields of notes exiv2 decodes without naming them (it shows them as numbers), by vendor and tag: listed
+    /// besides exiv2's names.
+    static let unnamed: [String: [UInt16: String]] = [
+        "Fujifilm": [0x4100: "FacesDetected", 0x4103: "FacePositions", 0x4200: "NumFaceElements", 0x4201: "FaceElementTypes",
+                     0x4203: "FaceElementPositions", 0x4282: "FaceRecInfo"],
+    ]
+
     /// exiv2 groups that are binary arrays inside one maker-note entry: (the entry's tag, element size).
     static let arrays: [String: (UInt16, Int64)] = [
         "CanonCs": (0x0001, 2), "CanonSi": (0x0004, 2), "CanonPa": (0x0005, 2), "CanonCf": (0x000F, 2), "CanonPi": (0x0012, 2),

@@ -350,6 +350,7 @@ enum RawTIFFScanner {
                     let bytes = tag.typeName == "Byte" ? tag.value.split(separator: " ").compactMap { UInt8($0) } : []
                     named.append((tag.number, tag.size, "\(tag.group).\(tag.name)", bytes.count == tag.size ? bytes : nil))
                 }
+                named += (MakerNoteFields.unnamed[ifd.vendor] ?? [:]).map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
             }
             var unlocated: [String] = []
             for field in named {
@@ -380,7 +381,12 @@ enum RawTIFFScanner {
                     continue
                 }
                 let value = try source.read(at: where_.lowerBound, count: Int(where_.count))
-                guard value.contains(where: { $0 != 0 }) || field.plain?.contains(where: { $0 != 0 }) == true else { continue }
+                // A zero that leaves its IFD with its entry still says something (FacesDetected 0); a zero blanked in
+                // place is already what a clean leaves, and listing it would make the clean no fixed point.
+                let isZero = !value.contains(where: { $0 != 0 }) && field.plain?.contains(where: { $0 != 0 }) != true
+                var leavesWhole = false
+                if case .drop = action, ifd.vendor != "Nikon" { leavesWhole = true }
+                guard !isZero || leavesWhole else { continue }
                 if ifd.vendor == "Nikon", case .drop = action {
                     // Nikon notes keep their entries (LibRaw deciphers white balance when it meets the shutter
                     // count): values are blanked, the key fields replaced by their key-equivalent values.
