@@ -157,6 +157,21 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(Run.clean(output, to: dir.file("cut-again.nef")).status, .clean)
     }
 
+    /// Fujifilm's detected faces (FacesDetected, FacePositions: numbers to exiv2) and internal serial go with the
+    /// RAF's maker note fields.
+    func testFujifilmFacesAndSerialGo() {
+        let input = Fixture.path("raw/skeleton.raf"), output = dir.file("skeleton.raf")
+        XCTAssertEqual(Self.exiftool(input)["FujiFilm:FacesDetected"] as? Int, 2)
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        let tags = Self.exiftool(output)
+        for gone in ["FujiFilm:FacesDetected", "FujiFilm:FacePositions", "FujiFilm:InternalSerialNumber"] {
+            XCTAssertNil(tags[gone], "\(gone) is still there")
+        }
+        XCTAssertEqual(Self.identifyingLeft(output), [])
+        XCTAssertEqual(Run.clean(output, to: dir.file("again.raf")).status, .clean)
+    }
+
     func testBisectionFindsTheSmallestNeededSet() throws {
         var calls = 0
         let needed: Set = [3, 11]
