@@ -323,11 +323,7 @@ enum RawTIFFScanner {
         /// Metadata segments (APP1–APP15 except ICC and Adobe, COM) of a JPEG kept inside the raw (previews,
         /// thumbnails, RW2's JpgFromRaw): blanked in place, so the preview still decodes and keeps its size.
         mutating func embeddedJPEG(_ block: Range<Int64>, path: String) throws {
-            for segment in try EmbeddedJPEG.metadataSegments(source, block) {
-                layout.holes.append(segment.payload)
-                add("preview:\(segment.name)", .embedded, location: "\(path)/\(segment.name)", range: segment.payload,
-                    detail: "\(segment.name) segment of an embedded JPEG, \(segment.payload.count) bytes", action: .blank(segment.payload))
-            }
+            try EmbeddedJPEG.itemise(source, block, path: path, into: &items, layout: &layout)
         }
 
         /// Identifying fields of a maker note, located entry by entry and named by exiv2 (or by the table of
