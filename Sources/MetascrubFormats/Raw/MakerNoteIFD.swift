@@ -124,8 +124,16 @@ enum MakerNoteFields {
         if let known = arrays[group] { return known }
         if group.hasPrefix("NikonLd") { return (0x0098, 1) }
         if group.hasPrefix("NikonSi") { return (0x0091, 1) }
-        return nil
+        return sonyArrays[group]
     }
+
+    /// Sony's binary arrays, counted in bytes; 0x2010 and the 0x94xx blocks are enciphered by a byte substitution
+    /// that maps 0 to 0, so a field blanked in the stored bytes deciphers to zeros. A field located wrongly would
+    /// still be found by the verification's re-scan (nothing is written then).
+    static let sonyArrays: [String: (UInt16, Int64)] = [
+        "Sony2010e": (0x2010, 1), "SonySInfo1": (0x3000, 1), "SonyMisc3c": (0x9400, 1), "Sony2Fp": (0x9402, 1),
+        "SonyMisc1": (0x9403, 1), "SonyMisc2b": (0x9404, 1),
+    ]
 
     static func category(_ name: String) -> Category {
         NameClassifier.category(of: name, otherwise: .identity)

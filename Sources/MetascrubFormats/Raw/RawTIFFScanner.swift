@@ -343,7 +343,9 @@ enum RawTIFFScanner {
                 let standard: Set<String> = ["Image", "Photo", "GPSInfo", "Iop", "Thumbnail", "Image2", "Image3", "SubImage1", "SubImage2",
                                              "SubImage3", "SubImage4", "SubImage5", "SubThumb1", "MpfInfo", "MakerNote"]
                 for tag in try exiv2Tags() where !standard.contains(tag.group) && !tag.name.hasPrefix("0x") && MakerNoteFields.isIdentifying(tag.name) {
-                    let bytes = tag.typeName == "Byte" ? tag.value.split(separator: " ").compactMap { UInt8($0) } : []
+                    // Only Nikon's cipher is an XOR keystream (`plain` is used to cancel it).
+                    let bytes = tag.typeName == "Byte" && tag.group.hasPrefix("Nikon")
+                        ? tag.value.split(separator: " ").compactMap { UInt8($0) } : []
                     named.append((tag.number, tag.size, "\(tag.group).\(tag.name)", bytes.count == tag.size ? bytes : nil))
                 }
                 named += (MakerNoteFields.unnamed[ifd.vendor] ?? [:]).map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
