@@ -104,6 +104,24 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.count, 2)
     }
 
+    /// Plain (version 0101) Nikon lens data: exiv2's NikonLd2.LensIDNumber, once refused as "cannot be located",
+    /// is found in the LensData entry and blanked. Made from encrypted.nef with its LensData version renamed.
+    func testNikonPlainLensDataFieldsAreLocated() throws {
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/encrypted.nef"))!)
+        let version = Array("0204".utf8)
+        let hits = (0...bytes.count - 4).filter { Array(bytes[$0..<$0 + 4]) == version }
+        XCTAssertEqual(hits.count, 2, "ColorBalance and LensData versions")
+        bytes.replaceSubrange(hits[1]..<hits[1] + 4, with: Array("0101".utf8))
+        let input = dir.file("ld2.nef"), output = dir.file("ld2-clean.nef")
+        XCTAssertTrue(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
+        XCTAssertNotEqual(Self.exiftool(input)["Nikon:LensIDNumber"] as? Int, 0)
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertTrue(report.findings.contains { $0.item.key == "makernote:NikonLd2.LensIDNumber" && $0.disposition == .remove })
+        XCTAssertEqual(Self.exiftool(output)["Nikon:LensIDNumber"] as? Int, 0)
+        XCTAssertEqual(Self.ppm(input, cameraWhiteBalance: true), Self.ppm(output, cameraWhiteBalance: true))
+    }
+
     /// Canon's LensInfo holds the lens serial (ExifTool's Canon:LensSerialNumber): blanked in a CR3's CMT3 and a
     /// CR2's maker note.
     func testCanonLensSerialIsBlankedInCR3AndCR2() {
@@ -137,6 +155,21 @@ final class RawDecodeTests: XCTestCase {
         }
         XCTAssertNil(Self.exiftool(output)["IFD0:Artist"])
         XCTAssertEqual(Run.clean(output, to: dir.file("cut-again.nef")).status, .clean)
+    }
+
+    /// Fujifilm's detected faces (FacesDetected, FacePositions: numbers to exiv2) and internal serial go with the
+    /// RAF's maker note fields.
+    func testFujifilmFacesAndSerialGo() {
+        let input = Fixture.path("raw/skeleton.raf"), output = dir.file("skeleton.raf")
+        XCTAssertEqual(Self.exiftool(input)["FujiFilm:FacesDetected"] as? Int, 2)
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        let tags = Self.exiftool(output)
+        for gone in ["FujiFilm:FacesDetected", "FujiFilm:FacePositions", "FujiFilm:InternalSerialNumber"] {
+            XCTAssertNil(tags[gone], "\(gone) is still there")
+        }
+        XCTAssertEqual(Self.identifyingLeft(output), [])
+        XCTAssertEqual(Run.clean(output, to: dir.file("again.raf")).status, .clean)
     }
 
     func testBisectionFindsTheSmallestNeededSet() throws {

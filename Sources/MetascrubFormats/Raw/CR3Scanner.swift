@@ -229,13 +229,7 @@ enum CR3Scanner {
             guard let start = (0..<max(0, head.count - 1)).first(where: { head[$0] == 0xFF && head[$0 + 1] == 0xD8 }) else { return }
             let block = box.payload.lowerBound + Int64(start)..<box.end
             layout.imageData.append(block)
-            for segment in try EmbeddedJPEG.metadataSegments(source, block) {
-                layout.holes.append(segment.payload)
-                items.append(MetadataItem(key: "preview:\(segment.name)", category: .embedded, location: "\(path)/\(segment.name)",
-                                          offset: segment.payload.lowerBound, length: Int64(segment.payload.count),
-                                          detail: "\(segment.name) segment of an embedded JPEG, \(segment.payload.count) bytes"))
-                layout.actions[items.count - 1] = .blank(segment.payload)
-            }
+            try EmbeddedJPEG.itemise(source, block, path: path, into: &items, layout: &layout)
         }
 
         /// One CMT box: a TIFF counted from the box payload, scanned through a window.

@@ -104,6 +104,13 @@ enum MakerNoteFields {
                   0x0017: "LivePhotoVideoIndex", 0x0020: "ImageCaptureRequestID", 0x002B: "PhotoIdentifier"],
     ]
 
+    /// Fields of notes exiv2 decodes without naming them (it shows them as numbers), by vendor and tag: listed
+    /// besides exiv2's names.
+    static let unnamed: [String: [UInt16: String]] = [
+        "Fujifilm": [0x4100: "FacesDetected", 0x4103: "FacePositions", 0x4200: "NumFaceElements", 0x4201: "FaceElementTypes",
+                     0x4203: "FaceElementPositions", 0x4282: "FaceRecInfo"],
+    ]
+
     /// exiv2 groups that are binary arrays inside one maker-note entry: (the entry's tag, element size).
     static let arrays: [String: (UInt16, Int64)] = [
         "CanonCs": (0x0001, 2), "CanonSi": (0x0004, 2), "CanonPa": (0x0005, 2), "CanonCf": (0x000F, 2), "CanonPi": (0x0012, 2),
@@ -117,8 +124,16 @@ enum MakerNoteFields {
         if let known = arrays[group] { return known }
         if group.hasPrefix("NikonLd") { return (0x0098, 1) }
         if group.hasPrefix("NikonSi") { return (0x0091, 1) }
-        return nil
+        return sonyArrays[group]
     }
+
+    /// Sony's binary arrays, counted in bytes; 0x2010 and the 0x94xx blocks are enciphered by a byte substitution
+    /// that maps 0 to 0, so a field blanked in the stored bytes deciphers to zeros. A field located wrongly would
+    /// still be found by the verification's re-scan (nothing is written then).
+    static let sonyArrays: [String: (UInt16, Int64)] = [
+        "Sony2010e": (0x2010, 1), "SonySInfo1": (0x3000, 1), "SonyMisc3c": (0x9400, 1), "Sony2Fp": (0x9402, 1),
+        "SonyMisc1": (0x9403, 1), "SonyMisc2b": (0x9404, 1),
+    ]
 
     static func category(_ name: String) -> Category {
         NameClassifier.category(of: name, otherwise: .identity)

@@ -56,11 +56,7 @@ enum RAFScanner {
                 inner.merge(into: &items, notes: &notes, layout: &layout, at: window.range.lowerBound)
                 continue
             }
-            layout.holes.append(segment.payload)
-            items.append(MetadataItem(key: "preview:\(segment.name)", category: .embedded, location: "JPEG/\(segment.name)",
-                                      offset: segment.payload.lowerBound, length: Int64(segment.payload.count),
-                                      detail: "\(segment.name) segment of the embedded JPEG, \(segment.payload.count) bytes"))
-            layout.actions[items.count - 1] = .blank(segment.payload)
+            EmbeddedJPEG.itemise(segment, path: "JPEG", into: &items, layout: &layout)
         }
         return ScanResult(items: items, notes: notes, layout: layout)
     }

@@ -323,11 +323,7 @@ enum RawTIFFScanner {
         /// Metadata segments (APP1–APP15 except ICC and Adobe, COM) of a JPEG kept inside the raw (previews,
         /// thumbnails, RW2's JpgFromRaw): blanked in place, so the preview still decodes and keeps its size.
         mutating func embeddedJPEG(_ block: Range<Int64>, path: String) throws {
-            for segment in try EmbeddedJPEG.metadataSegments(source, block) {
-                layout.holes.append(segment.payload)
-                add("preview:\(segment.name)", .embedded, location: "\(path)/\(segment.name)", range: segment.payload,
-                    detail: "\(segment.name) segment of an embedded JPEG, \(segment.payload.count) bytes", action: .blank(segment.payload))
-            }
+            try EmbeddedJPEG.itemise(source, block, path: path, into: &items, layout: &layout)
         }
 
         /// Identifying fields of a maker note, located entry by entry and named by exiv2 (or by the table of
@@ -347,9 +343,12 @@ enum RawTIFFScanner {
                 let standard: Set<String> = ["Image", "Photo", "GPSInfo", "Iop", "Thumbnail", "Image2", "Image3", "SubImage1", "SubImage2",
                                              "SubImage3", "SubImage4", "SubImage5", "SubThumb1", "MpfInfo", "MakerNote"]
                 for tag in try exiv2Tags() where !standard.contains(tag.group) && !tag.name.hasPrefix("0x") && MakerNoteFields.isIdentifying(tag.name) {
-                    let bytes = tag.typeName == "Byte" ? tag.value.split(separator: " ").compactMap { UInt8($0) } : []
+                    // Only Nikon's cipher is an XOR keystream (`plain` is used to cancel it).
+                    let bytes = tag.typeName == "Byte" && tag.group.hasPrefix("Nikon")
+                        ? tag.value.split(separator: " ").compactMap { UInt8($0) } : []
                     named.append((tag.number, tag.size, "\(tag.group).\(tag.name)", bytes.count == tag.size ? bytes : nil))
                 }
+                named += (MakerNoteFields.unnamed[ifd.vendor] ?? [:]).map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
             }
             var unlocated: [String] = []
             for field in named {
@@ -380,7 +379,12 @@ enum RawTIFFScanner {
                     continue
                 }
                 let value = try source.read(at: where_.lowerBound, count: Int(where_.count))
-                guard value.contains(where: { $0 != 0 }) || field.plain?.contains(where: { $0 != 0 }) == true else { continue }
+                // A zero that leaves its IFD with its entry still says something (FacesDetected 0); a zero blanked in
+                // place is already what a clean leaves, and listing it would make the clean no fixed point.
+                let isZero = !value.contains(where: { $0 != 0 }) && field.plain?.contains(where: { $0 != 0 }) != true
+                var leavesWhole = false
+                if case .drop = action, ifd.vendor != "Nikon" { leavesWhole = true }
+                guard !isZero || leavesWhole else { continue }
                 if ifd.vendor == "Nikon", case .drop = action {
                     // Nikon notes keep their entries (LibRaw deciphers white balance when it meets the shutter
                     // count): values are blanked, the key fields replaced by their key-equivalent values.
