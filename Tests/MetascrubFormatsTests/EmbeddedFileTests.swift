@@ -9,7 +9,7 @@ import XCTest
 /// (`scripts/fixtures/parts/60-embedded.sh`). Judged by exiftool on the extracted cover, ImageMagick on its
 /// pixels and ffmpeg's framemd5 on the audio.
 final class EmbeddedFileTests: XCTestCase {
-    static let fixtures = ["embedded/cover.mp3", "embedded/cover.m4a", "embedded/cover.flac", "embedded/appended.jpg"]
+    static let fixtures = ["embedded/cover.mp3", "embedded/cover.m4a", "embedded/cover.flac", "embedded/cover.opus", "embedded/appended.jpg"]
     static let canaries = ["CanaryMake", "CanaryModel X1", "CANARY-SERIAL-7731", "CANARY-COVER-ARTIST"]
 
     /// As strict, but the covers stay (cleaned inside by the same rules).
