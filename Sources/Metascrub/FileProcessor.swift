@@ -249,7 +249,7 @@ public struct FileProcessor: Sendable {
         }, check: { temp in
             // Verify before anything replaces anything: scan the output again with the same policy.
             let cleaned = try options.fileSystem.openOwnTemporary(temp)
-            try verify(original: source, scan: scan, result: result, cleaned: cleaned, report: &report)
+            try verify(original: source, scan: scan, findings: findings, result: result, cleaned: cleaned, report: &report)
             try applyAttributes(from: source, toTemp: temp)
         })
         record(result, findings: findings, output: target, report: &report)
@@ -261,7 +261,7 @@ public struct FileProcessor: Sendable {
         let (scan, findings) = try scanAndDecide(source, handler: handler, report: &report)
         if findings.allSatisfy({ $0.disposition == .keep }) {
             report.status = .clean
-            report.findings = findings.map { var f = $0; f.outcome = f.plannedOutcome; return f }
+            report.findings = findings.map { var f = $0; f.outcome = f.plannedOutcome; return f }.forReport(showValues: options.showValues)
             return (scan, findings, nil)
         }
         return (scan, findings, CleanPlan(findings: findings, policy: options.policy, layout: options.layout))
@@ -269,15 +269,18 @@ public struct FileProcessor: Sendable {
 
     /// Scans (honouring `damaged:`) and settles the policy's decisions, into the report. Throws when the
     /// policy forbids an item. Clean and conversion both start here.
+    /// Always scanned with values: the residue proof searches the output for them (the report shows them only
+    /// under `--show-values`).
     func scanAndDecide(_ source: any ByteSource, handler: AnyFormatHandler, report: inout FileReport) throws -> (FormatScan, [Finding]) {
-        let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues, tolerateDamage: options.policy.damaged == .clean))
+        let scan = try handler.scan(source, options: ScanOptions(includeValues: true, tolerateDamage: options.policy.damaged == .clean))
         let findings = try decisions(scan, source)
-        report.findings = findings
+        report.findings = findings.forReport(showValues: options.showValues)
         report.notes += scan.notes
         let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
         if !forbidden.isEmpty {
             throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
         }
+        if findings.contains(where: { $0.disposition != .keep }) { try Verifier(options: options).checkWalked(scan.notes) }
         return (scan, findings)
     }
 
@@ -303,37 +306,13 @@ public struct FileProcessor: Sendable {
             var f = finding
             f.outcome = result.outcomes[index] ?? finding.plannedOutcome
             return f
-        }
+        }.forReport(showValues: options.showValues)
     }
 
-    /// Keys the policy (settled, as for the original) still removes from a cleaned output: empty when it is clean.
-    func remaining(_ scan: FormatScan, _ cleaned: any ByteSource) throws -> [String] {
-        Array(Set(try decisions(scan, cleaned).filter { $0.disposition != .keep }.map(\.item.key))).sorted()
-    }
-
-    /// The cleaned output parses, carries nothing the policy removes, and shows the same content. Throws
-    /// (so nothing is written) otherwise; fills in the report's verification and output hash.
-    func verify(original source: any ByteSource, scan: FormatScan, result: CleanResult,
+    /// Every check of a cleaned output (`Verifier`): throws, so nothing is written, unless it passes.
+    func verify(original source: any ByteSource, scan: FormatScan, findings: [Finding], result: CleanResult,
                 cleaned: any ByteSource, report: inout FileReport) throws {
-        let rescan: FormatRescan
-        do {
-            rescan = try scan.rescan(cleaned)
-        } catch {
-            throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(Self.typed(error).description)")
-        }
-        let remaining = try remaining(rescan.scan, cleaned)
-        let content = try rescan.verifyContent(original: source, cleaned: cleaned, result: result)
-        report.verification = Verification(
-            rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
-            content: content.method, contentResult: content.passed ? .passed : .failed)
-        guard remaining.isEmpty else {
-            throw MetascrubError.verificationFailed(reason: "still present after cleaning: \(remaining.joined(separator: ", "))")
-        }
-        guard content.passed else {
-            throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
-        }
-        if options.digests { report.sha256After = try Hashing.sha256(cleaned) }
-        report.bytesAfter = cleaned.size
+        try Verifier(options: options).verify(original: source, scan: scan, findings: findings, result: result, cleaned: cleaned, report: &report)
     }
 
     /// Copies a file unchanged to its destination, atomically (used when nothing needs removing).

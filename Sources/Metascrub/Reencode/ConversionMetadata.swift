@@ -26,7 +26,7 @@ extension ImageConverter {
         let sink = MemoryOutputSink()
         let result = try scan.clean(source, plan: CleanPlan(findings: settled, policy: options.policy, layout: options.layout), to: sink)
         var check = FileReport(path: source.path, status: .error)
-        try processor.verify(original: source, scan: scan, result: result, cleaned: MemoryByteSource(sink.bytes), report: &check)
+        try processor.verify(original: source, scan: scan, findings: settled, result: result, cleaned: MemoryByteSource(sink.bytes), report: &check)
         return sink.bytes
     }
 

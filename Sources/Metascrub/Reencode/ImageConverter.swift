@@ -56,7 +56,7 @@ struct ImageConverter {
                 report.notes.append(Note(.info, code: "reencode-depth-reduced", "\(decoded.bitDepth)-bit samples written as 8-bit: \(why)"))
             }
         }
-        try shared.rescan(image, report: &report)
+        try Verifier(options: options).verify(reencoded: image, noun: shared.noun, original: source, scan: scan, findings: findings, report: &report)
         try shared.write(image, to: target, createFolders: createFolders, from: source, report: &report)
 
         var notCarried = Self.notCarried(findings)
@@ -77,7 +77,7 @@ struct ImageConverter {
             var f = finding
             f.outcome = Self.outcome(finding, icc: icc, carried: carried)
             return f
-        }
+        }.forReport(showValues: options.showValues)
         if wantsCarry, carried.isEmpty {
             report.notes.append(Note(.warning, code: "reencode-kept-dropped",
                                      "items the policy keeps are not carried into files converted from \(format) (only Exif and XMP of HEIF/AVIF and TIFF are)"))

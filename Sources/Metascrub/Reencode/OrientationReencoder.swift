@@ -34,7 +34,7 @@ struct OrientationReencoder {
         }
 
         // 4–5. Re-scanned with the policy, then written atomically, like every clean.
-        try shared.rescan(chosen, report: &report)
+        try Verifier(options: options).verify(reencoded: chosen, noun: shared.noun, original: source, scan: scan, findings: findings, report: &report)
         try shared.write(chosen, to: target, createFolders: createFolders, from: source, report: &report)
 
         result.method = .reencode

@@ -52,29 +52,6 @@ struct VerifiedReencode {
         return .verificationFailed(reason: "\(noun) image too far from the original: \(figure), policy min-psnr \(Reencoding.decimal(threshold, 1)) dB")
     }
 
-    /// The encoded bytes are detected as `format`, parse, and a re-scan settled with the policy (as every
-    /// verification is) finds nothing it removes. Throws otherwise; fills in the report's verification.
-    func rescan(_ image: ReencodedImage, report: inout FileReport) throws {
-        let output = MemoryByteSource(image.bytes)
-        guard let entry = FormatRegistry.detect(Array(image.bytes.prefix(Magic.headLength)), in: options.formats),
-              entry.format.id == image.format, let handler = entry.handler else {
-            throw MetascrubError.verificationFailed(reason: "the \(noun) file is not recognised as \(image.format)")
-        }
-        let scan: FormatScan
-        do {
-            scan = try handler.scan(output, options: ScanOptions())
-        } catch {
-            throw MetascrubError.verificationFailed(reason: "the \(noun) file does not parse: \(FileProcessor.typed(error).description)")
-        }
-        let remaining = try FileProcessor(options: options).remaining(scan, output)
-        report.verification = Verification(
-            rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
-            content: "decoded pixels against the original's displayed render: \(image.fidelity.summary)", contentResult: .passed)
-        guard remaining.isEmpty else {
-            throw MetascrubError.verificationFailed(reason: "still present after \(noun == "converted" ? "converting" : "re-encoding"): \(remaining.joined(separator: ", "))")
-        }
-    }
-
     /// Writes the verified bytes atomically (temp file, read back, attributes, rename), and records the size
     /// and digest of what was written.
     func write(_ image: ReencodedImage, to target: String, createFolders: Bool, from source: FileByteSource,

@@ -41,7 +41,7 @@ extension FileProcessor {
                 }
                 let sink = MemoryOutputSink()
                 let result = try scan.clean(source, plan: plan, to: sink)
-                try verify(original: source, scan: scan, result: result,
+                try verify(original: source, scan: scan, findings: findings, result: result,
                            cleaned: MemoryByteSource(sink.bytes), report: &report)
                 record(result, findings: findings, output: "-", report: &report)
                 return (report, sink.bytes)

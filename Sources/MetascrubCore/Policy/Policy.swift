@@ -26,6 +26,14 @@ public struct Policy: Sendable, Equatable {
         case refuse
     }
 
+    /// What to do when the scanner reports part of a file it could not walk (a PSD layer section, a maker note of
+    /// an unlisted layout, an SEI unit too large to inspect): nothing there was listed, so nothing there is
+    /// proven clean. `fail` (the default) refuses the file; `keep` cleans the rest and copies that part unlisted.
+    public enum UnwalkedMode: String, Sendable, Codable, CaseIterable {
+        case fail
+        case keep
+    }
+
     public static let schemaVersion = 1
 
     public var name: String
@@ -42,9 +50,15 @@ public struct Policy: Sendable, Equatable {
     /// below it the file fails and nothing is written.
     public var minimumPSNR: Double = Policy.defaultMinimumPSNR
     public var damaged: DamagedMode = .clean
+    public var unwalked: UnwalkedMode = .fail
     /// What becomes of an embedded item the policy says to `clean` but metascrub cannot clean (a thumbnail inside
     /// EXIF, a video after a photo, a file of a format without a cleaner): `remove` (the default) or `fail`.
     public var uncleanable: Disposition = .remove
+    /// The most pixels a whole-image decode may have (`max-pixels:`, `--max-pixels`): above it an orientation
+    /// bake keeps its tag with a reason and a re-encode or conversion is refused (a decompression bomb costs a
+    /// header read). Near 100 MP by default.
+    public var maxPixels: Int = Policy.defaultMaxPixels
+    public static let defaultMaxPixels = 100_000_000
     /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
     public var digest: String
 

@@ -5,7 +5,7 @@ import Yams
 public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
         "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
-        "convert", "min-psnr", "damaged", "uncleanable",
+        "convert", "min-psnr", "damaged", "unwalked", "uncleanable", "max-pixels",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -58,6 +58,12 @@ public enum PolicyLoader {
             }
             policy.damaged = mode
         }
+        if let (_, node) = fields["unwalked"] {
+            guard let text = node.string, let mode = Policy.UnwalkedMode(rawValue: text) else {
+                throw fail(node, "unwalked", "must be one of \(Policy.UnwalkedMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            policy.unwalked = mode
+        }
         if let (_, node) = fields["uncleanable"] {
             guard let text = node.string, let value = Disposition(rawValue: text), value == .remove || value == .fail else {
                 throw fail(node, "uncleanable", "must be remove or fail: what becomes of an embedded file to clean that metascrub cannot clean")
@@ -78,6 +84,12 @@ public enum PolicyLoader {
                 throw fail(node, "min-psnr", "must be a number of decibels between 0 and 100, e.g. 40")
             }
             policy.minimumPSNR = value
+        }
+        if let (_, node) = fields["max-pixels"] {
+            guard let value = node.int, value >= 1 else {
+                throw fail(node, "max-pixels", "must be a whole number of pixels, e.g. 100000000 (100 MP)")
+            }
+            policy.maxPixels = value
         }
         if let (_, node) = fields["categories"] {
             guard let map = node.mapping else { throw fail(node, "categories", "must map category names to keep, remove or fail") }

@@ -172,6 +172,13 @@ struct ID3Tag {
                 offset: fileRange.lowerBound, length: Int64(frame.range.count), value: value,
                 detail: "\(version) \(frame.id) frame, \(payload.count) bytes", isUnknown: !known))
             frames[index].item = items.count - 1
+            // Frames kept whole (TXXX, COMM, PRIV, GEOB, any text frame): a position or a metadata block inside
+            // becomes an item of its own. Cover art (APIC/PIC) is an embedded file, not text.
+            if frame.id != "APIC" && frame.id != "PIC" {
+                var notes: [Note] = []
+                ContentInspector.inspect(Array(payload), origin: fileRange.lowerBound + 10 + Int64(frame.range.lowerBound + frame.headerSize),
+                                         parent: items.count - 1, options: options, items: &items, notes: &notes)
+            }
         }
         if let unparsed {
             items.append(MetadataItem(key: "id3:unparsed", category: .content, location: "\(location)/unparsed",

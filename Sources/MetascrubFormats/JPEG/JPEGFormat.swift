@@ -191,7 +191,7 @@ public struct JPEGFormat: FormatHandler {
         guard !policy.allowReencode, let item = layout.orientationItem,
               findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
         var settled = findings
-        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation) {
+        if case .keep(let reason) = JPEGBake.decide(input, layout, policy: policy) {
             settled.keep(item, because: reason)
         }
         return settled
@@ -202,7 +202,8 @@ public struct JPEGFormat: FormatHandler {
         let layout = scan.layout
         guard let item = layout.orientationItem, let orientation = layout.orientation,
               plan.findings.indices.contains(item), plan.disposition(item) == .bake,
-              case .keep(let reason) = JPEGBake.decide(input, layout, mode: plan.policy.orientation) else { return nil }
+              // The alternative is a re-encode, which decodes the whole image anyway: the proof may go up to the budget.
+              case .keep(let reason) = JPEGBake.decide(input, layout, policy: plan.policy, proofPixels: plan.policy.maxPixels) else { return nil }
         return ReencodableBake(coding: .jpeg, orientation: orientation, item: item, reason: reason)
     }
 

@@ -15,6 +15,8 @@ struct MP4Cleaner {
     private var removedTracks = Set<UInt32>()
     private var dropped = Set<Int64>()
     private var handlerNames = Set<Int64>()
+    /// Bytes in `mdat` no track references, cut with the removed tracks' chunks.
+    private var unreferenced: [Range<Int64>] = []
     private var patches: [(range: Range<Int64>, bytes: [UInt8])] = []
     private var xmp: [Int64: (box: Box, outcome: EmbeddedMetadata.Outcome)] = [:]
     /// Embedded files kept cleaned (item → cleaned bytes), and the boxes rebuilt around them (offset → bytes).
@@ -54,7 +56,7 @@ struct MP4Cleaner {
         var pieces: [Piece] = []
         let keptChunks = keptTracks.flatMap { $0.samples.chunks.map(\.range) }
         let removedChunks = layout.tracks.filter { removedTracks.contains($0.id) }.flatMap { $0.samples.chunks.map(\.range) }
-        let cuts = ByteSplice.subtract(removedChunks, keptChunks)
+        let cuts = ByteSplice.subtract(removedChunks + unreferenced, keptChunks)
         for (index, box) in layout.top.enumerated() {
             if index == layout.moovIndex {
                 pieces.append(.moov)
@@ -145,6 +147,7 @@ struct MP4Cleaner {
             case .patch(let list): patches += list
             case .handlerName(let box): handlerNames.insert(box.offset)
             case .dropTrack(let id): removedTracks.insert(id)
+            case .cut(let list): unreferenced += list
             case .xmp, .none: break
             }
         }

@@ -30,6 +30,8 @@ enum MP4Edit {
     case dropTrack(UInt32)
     /// An XMP packet (uuid or XMP_ box) rebuilt with its kept properties, or removed.
     case xmp(Box, EmbeddedMetadata)
+    /// Bytes inside `mdat` no track references, cut out of it.
+    case cut([Range<Int64>])
     /// Decided by the items inside (a `meta` box whose ilst entries are items of their own).
     case none
 }

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+@testable import Metascrub
+import MetascrubCore
+import MetascrubFormats
+import XCTest
+
+/// The residue proof seen failing: a cleaner that forgets one removed item, with a scanner as blind to it in the
+/// output as a scanner's blind spot would be, so the re-scan passes. The proof must find the item's bytes, refuse
+/// the file (exit 3), leave the original untouched and name the item's key, never its value.
+final class ResidueProofTests: XCTestCase {
+    func testForgottenTextItemFailsTheResidueProof() async throws {
+        let report = try await refused("jpeg/gps-full.jpg", forgetting: "exif:Artist")
+        XCTAssertEqual(report.verification?.rescan, .failed)
+        XCTAssertEqual(report.verification?.remaining, ["exif:Artist"])
+        let message = report.error?.message ?? ""
+        XCTAssertTrue(message.contains("residue proof") && message.contains("exif:Artist at byte"), message)
+        XCTAssertFalse(message.contains("CANARY-ARTIST"), "the value reached the report without --show-values: \(message)")
+    }
+
+    /// Binary GPS rationals (no text in them) are found as bytes.
+    func testForgottenGPSRationalsFailTheResidueProof() async throws {
+        let report = try await refused("jpeg/gps-full.jpg", forgetting: "exif:GPSLatitude")
+        XCTAssertTrue(report.error?.message.contains("exif:GPSLatitude at byte") ?? false, report.error?.message ?? "")
+    }
+
+    /// Under --show-values the report may say what was found.
+    func testShowValuesNamesTheValue() async throws {
+        let report = try await refused("jpeg/gps-full.jpg", forgetting: "exif:Artist", showValues: true)
+        XCTAssertTrue(report.error?.message.contains("CANARY-ARTIST-Alice") ?? false, report.error?.message ?? "")
+    }
+
+    /// The stdin/stdout path runs the same proof: nothing comes out.
+    func testStreamCleanRunsTheSameProof() throws {
+        var options = ProcessingOptions(policy: try PolicyCatalog.builtin("strict"))
+        options.formats = try Self.forgetful("exif:Artist", for: EngineFixture.path("jpeg/gps-full.jpg"))
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: EngineFixture.path("jpeg/gps-full.jpg")))
+        let (report, output) = FileProcessor(options: options).cleanInMemory(MemoryByteSource(Array(bytes)), path: "-")
+        XCTAssertNil(output, "unverified bytes were handed out")
+        XCTAssertEqual(report.error?.code, "verification-failed")
+        XCTAssertTrue(report.error?.message.contains("exif:Artist") ?? false, report.error?.message ?? "")
+    }
+
+    /// A faithful clean of every JPEG fixture passes the proof (no false alarm from thumbnails' Huffman tables,
+    /// standard strings or kept items), and a clean without values in the report still has none.
+    func testFaithfulCleansPass() async throws {
+        let dir = EngineFixture.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for policy in ["strict", "share", "location"] {
+            let options = ProcessingOptions(policy: try PolicyCatalog.builtin(policy))
+            let report = await Engine(options: options, jobs: 1).clean([EngineFixture.path("jpeg")], output: .directory(dir + "/" + policy))
+            for file in report.files where file.status == .error {
+                XCTAssertFalse(file.error?.message.contains("residue") ?? false, "\(policy) \(file.path): \(file.error?.message ?? "")")
+            }
+            XCTAssertFalse(report.files.contains { $0.findings.contains { $0.item.value != nil } }, "values in a report without --show-values")
+        }
+    }
+
+    // MARK: the parts
+
+    func testPatternSearchFindsMatchesAcrossWindows() throws {
+        var bytes = [UInt8](repeating: 0x41, count: PatternSearch.chunk * 2 + 100)
+        let pattern = Array("CANARY-42".utf8)
+        let at = [0, PatternSearch.chunk - 4, PatternSearch.chunk * 2 + 100 - pattern.count]
+        for offset in at { bytes.replaceSubrange(offset..<offset + pattern.count, with: pattern) }
+        let search = PatternSearch([pattern, Array("ZZZZZZZZ".utf8)])
+        let hits = try search.hits(in: MemoryByteSource(bytes))
+        XCTAssertEqual(hits.map(\.offset), at.map(Int64.init))
+        XCTAssertEqual(search.hits(in: bytes).map(\.offset), at.map(Int64.init))
+    }
+
+    func testCanaryForms() {
+        XCTAssertEqual(CanaryExtractor.decimalDegrees("48/1 51/1 756/25"), ["48.8584"])
+        XCTAssertEqual(CanaryExtractor.decimalDegrees("2/1 17/1 201/5"), ["2.2945", "2.2944"].sorted())
+        XCTAssertEqual(CanaryExtractor.textRuns(Array("\u{0}\u{1}lang=\"x-default\" CANARY-XMP\u{0}abc".utf8)).map { String(decoding: $0, as: UTF8.self) },
+                       ["x-default", "CANARY-XMP"])
+        XCTAssertFalse(CanaryExtractor.accepts(Array("2021:07:14 10:11:12".utf8), category: .time, serial: false), "digits and punctuation")
+        XCTAssertTrue(CanaryExtractor.accepts(Array("+48.8583+002.2945/".utf8), category: .location, serial: false), "a coordinate pair")
+        XCTAssertTrue(CanaryExtractor.accepts(Array("20210714".utf8), category: .device, serial: true), "a serial number")
+        XCTAssertFalse(CanaryExtractor.accepts(Array("x-default".utf8), category: .content, serial: false), "every XMP packet says it")
+    }
+
+    // MARK: helpers
+
+    /// Cleans a copy of `fixture` in place with a cleaner that forgets `key`; checks the refusal and the original.
+    func refused(_ fixture: String, forgetting key: String, showValues: Bool = false,
+                 file: StaticString = #filePath, line: UInt = #line) async throws -> FileReport {
+        let dir = EngineFixture.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let input = dir + "/" + (fixture as NSString).lastPathComponent
+        try FileManager.default.copyItem(atPath: EngineFixture.path(fixture), toPath: input)
+        let original = FileManager.default.contents(atPath: input)
+        var options = ProcessingOptions(policy: try PolicyCatalog.builtin("strict"), showValues: showValues)
+        options.formats = try Self.forgetful(key, for: input)
+        let report = await Engine(options: options, jobs: 1).clean([input], output: .inPlace)
+        XCTAssertEqual(ExitStatus.forClean(report, exitCodeOnChange: false), .failure, "exit status", file: file, line: line)
+        let fileReport = try XCTUnwrap(report.files.first, file: file, line: line)
+        XCTAssertEqual(fileReport.status, .error, file: file, line: line)
+        XCTAssertEqual(fileReport.error?.code, "verification-failed", fileReport.error?.message ?? "", file: file, line: line)
+        XCTAssertNil(fileReport.output, file: file, line: line)
+        XCTAssertEqual(FileManager.default.contents(atPath: input), original, "the original changed", file: file, line: line)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), [(input as NSString).lastPathComponent],
+                       "something was left beside the original", file: file, line: line)
+        return fileReport
+    }
+
+    /// The format table with the fixture's handler replaced by one that forgets `key`.
+    static func forgetful(_ key: String, for path: String) throws -> [FormatEntry] {
+        let head = Array(try XCTUnwrap(FileManager.default.contents(atPath: path)).prefix(Magic.headLength))
+        let real = try XCTUnwrap(FormatRegistry.detect(head))
+        XCTAssertEqual(real.format.id, "jpeg", "the forgetful cleaner wraps the JPEG handler")
+        return [FormatEntry(real.format, detect: real.detect, handler: ForgetfulCleaner(JPEGFormat(), key: key), capabilities: real.capabilities)]
+    }
+}
+
+/// Forgets to remove one item, and its scanner does not see that item in what it wrote (the blind spot the
+/// residue proof exists for): the first scan (the original's) lists it, every later scan (the output's) does not.
+struct ForgetfulCleaner<Inner: FormatHandler>: FormatHandler {
+    final class Scans: @unchecked Sendable {
+        var count = 0
+    }
+
+    let inner: Inner
+    let key: String
+    let scans = Scans()
+
+    init(_ inner: Inner, key: String) {
+        self.inner = inner
+        self.key = key
+    }
+
+    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Inner.Layout> {
+        scans.count += 1
+        let result = try inner.scan(input, options: options)
+        guard scans.count > 1 else { return result }
+        // Hidden by dropping it (the fixtures' EXIF items have no parents, and the items the layout points at by
+        // index, orientation first, come before the ones forgotten here).
+        var hidden = result
+        hidden.items = result.items.filter { $0.key != key }
+        return hidden
+    }
+
+    func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Inner.Layout>, policy: Policy) throws -> [Finding] {
+        try inner.settle(findings, input: input, scan: scan, policy: policy)
+    }
+
+    func clean(_ input: any ByteSource, scan: ScanResult<Inner.Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        var forgetting = plan
+        for index in forgetting.findings.indices where forgetting.findings[index].item.key == key {
+            forgetting.findings[index].disposition = .keep
+        }
+        return try inner.clean(input, scan: scan, plan: forgetting, to: output)
+    }
+
+    func verifyContent(original: any ByteSource, _ before: Inner.Layout, cleaned: any ByteSource, _ after: Inner.Layout,
+                       result: CleanResult) throws -> ContentCheck {
+        try inner.verifyContent(original: original, before, cleaned: cleaned, after, result: result)
+    }
+}
