@@ -9,7 +9,7 @@ import XCTest
 /// (`scripts/fixtures/parts/60-embedded.sh`). Judged by exiftool on the extracted cover, ImageMagick on its
 /// pixels and ffmpeg's framemd5 on the audio.
 final class EmbeddedFileTests: XCTestCase {
-    static let fixtures = ["embedded/cover.mp3", "embedded/cover.m4a", "embedded/cover.flac", "embedded/appended.jpg"]
+    static let fixtures = ["embedded/cover.mp3", "embedded/cover.m4a", "embedded/cover.flac", "embedded/cover.opus", "embedded/appended.jpg"]
     static let canaries = ["CanaryMake", "CanaryModel X1", "CANARY-SERIAL-7731", "CANARY-COVER-ARTIST"]
 
     /// As strict, but the covers stay (cleaned inside by the same rules).
@@ -176,6 +176,45 @@ final class EmbeddedFileTests: XCTestCase {
         let eoi = try XCTUnwrap((soi..<bytes.count - 1).last { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD9 })
         FileManager.default.createFile(atPath: dir.file(name), contents: Data(bytes[soi...eoi + 1]))
         return dir.file(name)
+    }
+
+    /// The issue's keep-covers policy (`embedded: keep`, everything else as `location`): every fixture of every
+    /// format cleans to a fixed point under it (scan after clean finds nothing; a second clean changes no byte).
+    func testEveryFixtureUnderAKeepCoversPolicyIsAFixedPoint() throws {
+        let location = try XCTUnwrap(PolicyCatalog.source(of: "location"))
+        let policy = try PolicyLoader.load(yaml: location.replacingOccurrences(of: "embedded: clean", with: "embedded: keep")
+            .replacingOccurrences(of: "name: location", with: "name: keep-covers"), file: "keep-covers.yaml")
+        XCTAssertEqual(policy.categories[.embedded], .keep)
+        let processor = FileProcessor(options: ProcessingOptions(policy: policy))
+        let root = Fixture.root.path
+        let fixtures = (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter { path in
+            var isDir: ObjCBool = false
+            FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDir)
+            return !isDir.boolValue && !path.hasPrefix("golden") && !path.hasPrefix("fuzz") && !path.hasSuffix(".tsv") && !path.hasSuffix(".md")
+        }.sorted()
+        XCTAssertGreaterThan(fixtures.count, 100)
+        let dir = TempDir()
+        var violations: [String] = [], checked = 0
+        for fixture in fixtures {
+            let ext = (fixture as NSString).pathExtension
+            let first = dir.file("first." + ext), second = dir.file("second." + ext)
+            try? FileManager.default.removeItem(atPath: first)
+            try? FileManager.default.removeItem(atPath: second)
+            let cleaned = processor.clean(InputFile(path: root + "/" + fixture, relative: "f." + ext), output: .file(first))
+            guard cleaned.status == .cleaned || cleaned.status == .clean, FileManager.default.fileExists(atPath: first) else { continue }
+            checked += 1
+            let rescan = processor.scan(InputFile(path: first, relative: "first." + ext))
+            if rescan.status != .clean {
+                violations.append("\(fixture): scan after clean: " + rescan.actionable.map { "\($0.disposition.rawValue) \($0.item.key)" }.joined(separator: ", "))
+            }
+            let again = processor.clean(InputFile(path: first, relative: "first." + ext), output: .file(second))
+            if again.status != .clean { violations.append("\(fixture): second clean is \(again.status.rawValue) \(again.error?.message ?? "")") }
+            if FileManager.default.fileExists(atPath: second), FileManager.default.contents(atPath: second) != FileManager.default.contents(atPath: first) {
+                violations.append("\(fixture): second clean changed bytes")
+            }
+        }
+        XCTAssertGreaterThan(checked, 100)
+        XCTAssertEqual(violations, [], "\(violations.count) violations in \(checked) cleans")
     }
 
     func testUncleanableFailRefusesAFileWhoseEmbeddedItemCannotBeCleaned() throws {

@@ -37,7 +37,8 @@ struct ItemRoles {
         return offset..<offset + length
     }
 
-    func removed(_ index: Int) -> Bool { findings[index].disposition != .keep }
+    /// An embedded file kept cleaned (`clean`) is not removed: its removed items inside give the canaries.
+    func removed(_ index: Int) -> Bool { !findings[index].disposition.survives }
 
     /// A kept item whose bytes may hold removed values without that being a leak: kept by the policy, or a single
     /// value a handler keeps with a reason (a raw's make and model, an orientation it cannot bake). Kept-with-a-

@@ -88,6 +88,7 @@ public struct FLACFormat: FormatHandler {
                 let data = try input.read(at: position + 4, count: length)
                 var comment = try VorbisComment.parse(data, at: 0, format: Self.format, path: location, origin: position + 4)
                 comment.itemise(location: location, origin: position + 4, options: options, into: &found.items)
+                comment.itemisePictures(into: &found)
                 block.comment = comment
             case 5: add("flac:cuesheet", .content, "CUESHEET block (track layout, catalogue number, ISRCs), \(length) bytes")
             case 6:
@@ -123,7 +124,7 @@ public struct FLACFormat: FormatHandler {
         for block in layout.blocks {
             if block.type == 1 { continue }
             if let comment = block.comment {
-                kept.append((4, comment.unchanged(keeps: plan.keeps) ? .copy(block.payload) : .bytes(comment.rebuilt(keeps: plan.keeps))))
+                kept.append((4, comment.unchanged(keeps: plan.keeps) ? .copy(block.payload) : .bytes(comment.rebuilt(keeps: plan.keeps, cleaned: cleaned))))
             } else if let item = block.item {
                 if let picture = cleaned[item], let at = block.pictureLengthAt {
                     // The PICTURE block as it was up to the picture's length, then the cleaned picture.
@@ -167,17 +168,8 @@ public struct FLACFormat: FormatHandler {
     static func picture(in input: any ByteSource, block: FLACLayout.Block, into found: inout ItemCollector) throws -> Int? {
         guard let item = block.item, block.length >= 32 else { return nil }
         let payload = try input.read(at: block.payload.lowerBound, count: block.length)
-        var at = 4
-        let mime = Int(BigEndian.u32(payload, at))
-        at += 4 + mime
-        guard at + 4 <= payload.count else { return nil }
-        let description = Int(BigEndian.u32(payload, at))
-        at += 4 + description + 16
-        guard at + 4 <= payload.count else { return nil }
-        let length = Int(BigEndian.u32(payload, at))
-        guard at + 4 + length == payload.count else { return nil }
-        let picture = Array(payload[(at + 4)...])
-        return found.embeddedFile(picture, item: item, origin: block.payload.lowerBound + Int64(at + 4)) ? at : nil
+        guard let at = FLACPicture.lengthAt(payload) else { return nil }
+        return found.embeddedFile(Array(payload[(at + 4)...]), item: item, origin: block.payload.lowerBound + Int64(at + 4)) ? at : nil
     }
 
     public func verifyContent(original: any ByteSource, _ before: FLACLayout, cleaned: any ByteSource, _ after: FLACLayout, result: CleanResult) throws -> ContentCheck {

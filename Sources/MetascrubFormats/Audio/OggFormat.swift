@@ -114,6 +114,12 @@ public struct OggFormat: FormatHandler {
                                audioStart: audioStart, pagesEnd: audioStart, cannotClean: cannotClean)
         var found = ItemCollector(options)
         try itemiseComment(&layout, options: options, into: &found.items)
+        // Cover art in a METADATA_BLOCK_PICTURE comment is looked into by its own handler (not in Ogg FLAC, whose
+        // metadata packets are not rewritten).
+        if layout.codec != .flac, var comment = layout.comment {
+            comment.itemisePictures(into: &found)
+            layout.comment = comment
+        }
 
         // Walk the remaining page headers: bounds, other streams, bytes after the last page.
         var pages = 0
@@ -205,7 +211,7 @@ public struct OggFormat: FormatHandler {
         guard layout.codec != .flac else {
             throw MetascrubError.unsupported(format: Self.format, reason: "rewriting Ogg FLAC metadata packets is not supported yet")
         }
-        var packet = layout.commentPrefix + comment.rebuilt(keeps: plan.keeps)
+        var packet = layout.commentPrefix + comment.rebuilt(keeps: plan.keeps, cleaned: try scan.cleanedEmbeddedFiles(plan))
         if layout.codec == .vorbis { packet.append(1) }
         let second = try OggPage.read(input, at: layout.firstPage.end)
         let pages = OggPage.paginate([packet] + layout.packets.dropFirst(), serial: layout.serial, firstSequence: second.sequence)

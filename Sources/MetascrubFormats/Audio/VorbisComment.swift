@@ -15,6 +15,8 @@ struct VorbisComment {
     var fieldItems: [Int] = []
     /// Where the list ends in the parsed bytes (Opus may append binary data after it).
     var end: Int
+    /// Picture fields looked into as files of their own: field index → the PICTURE structure before the picture.
+    var pictures: [Int: [UInt8]] = [:]
 
     static func parse(_ b: [UInt8], at start: Int, format: String, path: String, origin: Int64) throws -> VorbisComment {
         var at = start
@@ -108,9 +110,14 @@ struct VorbisComment {
     }
 
     /// The list with only the kept fields; a removed vendor string becomes empty (the list stays valid).
-    func rebuilt(keeps: (Int) -> Bool) -> [UInt8] {
+    /// `cleaned`: picture fields kept with a cleaned picture (item → the picture's cleaned bytes).
+    func rebuilt(keeps: (Int) -> Bool, cleaned: [Int: [UInt8]] = [:]) -> [UInt8] {
         let vendor = vendorItem.map(keeps) ?? true ? self.vendor : []
-        let kept = zip(fields, fieldItems).filter { keeps($0.1) }.map(\.0)
+        let kept = fields.indices.compactMap { index -> [UInt8]? in
+            guard index < fieldItems.count else { return nil }
+            if let picture = cleaned[fieldItems[index]], let field = field(index, withPicture: picture) { return field }
+            return keeps(fieldItems[index]) ? fields[index] : nil
+        }
         var out = ByteOrder.little.bytes(UInt32(vendor.count)) + vendor + ByteOrder.little.bytes(UInt32(kept.count))
         for field in kept { out += ByteOrder.little.bytes(UInt32(field.count)) + field }
         return out
