@@ -69,6 +69,16 @@ final class ResidueProofTests: XCTestCase {
         XCTAssertEqual(search.hits(in: bytes).map(\.offset), at.map(Int64.init))
     }
 
+    /// Bytes the content check proved copies are not searched, but a match reaching into them from outside is.
+    func testPatternSearchSkipsProvenCopiesButNotTheirEdges() throws {
+        var bytes = [UInt8](repeating: 0x41, count: 1000)
+        let pattern = Array("CANARY-42".utf8)
+        for offset in [100, 496, 700] { bytes.replaceSubrange(offset..<offset + pattern.count, with: pattern) }
+        // 100 lies wholly inside the skipped range, 496 starts inside it and ends after it, 700 is after it.
+        let hits = try PatternSearch([pattern]).hits(in: MemoryByteSource(bytes), skipping: [50..<500])
+        XCTAssertEqual(hits.map(\.offset), [496, 700])
+    }
+
     func testCanaryForms() {
         XCTAssertEqual(CanaryExtractor.decimalDegrees("48/1 51/1 756/25"), ["48.8584"])
         XCTAssertEqual(CanaryExtractor.decimalDegrees("2/1 17/1 201/5"), ["2.2945", "2.2944"].sorted())
