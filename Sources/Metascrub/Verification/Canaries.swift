@@ -54,6 +54,9 @@ enum CanaryExtractor {
     static let longest = 48
     /// Bytes of one item's range that are looked at (an embedded file's own metadata sits at its start).
     static let perItem = 1 << 16
+    /// Of an embedded file (a thumbnail, a preview) only its start, where its own metadata sits: the rest is
+    /// image data, whose printable runs mean nothing.
+    static let perEmbedded = 1 << 13
     static let mostCanaries = 4096
     /// Key families whose items' ranges are exactly their value's bytes.
     static let ownBytesFamilies = ["exif:", "iptc:"]
@@ -95,7 +98,8 @@ enum CanaryExtractor {
         if let range = roles.precise(index), range.upperBound <= original.size {
             // A kept block with removed entries inside is not evidence for them.
             if wholeBlock, roles.items.indices.contains(where: { roles.items[$0].parent == index && roles.removed($0) }) { return Source(bytes: []) }
-            let bytes = try original.read(at: range.lowerBound, count: Int(min(Int64(perItem), Int64(range.count))))
+            let cap = !wholeBlock && roles.items[index].category == .embedded ? perEmbedded : perItem
+            let bytes = try original.read(at: range.lowerBound, count: Int(min(Int64(cap), Int64(range.count))))
             // A range that holds the value verbatim and much more (an MP4 `hdlr` box around its name, a sample
             // entry around its compressor name) also holds structure the cleaner writes again: the value alone is
             // the canary then. So it is when the range is far larger than any rendering of one value. A range
@@ -125,15 +129,18 @@ enum CanaryExtractor {
         let from = try source(of: index, roles, original)
         let raw = from.bytes
         var out: [[UInt8]] = []
-        let key = item.key.lowercased()
+        // Byte-wise, ASCII case folded: Foundation's `contains` on strings cost more than the search itself.
+        let key = item.key.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        func has(_ word: String) -> Bool { contains(key, Array(word.utf8)) }
+        func ends(_ word: String) -> Bool { key.reversed().starts(with: word.utf8.reversed()) }
         // GPS coordinates: the EXIF rationals as stored, and decimal degrees as text.
-        if key.hasSuffix("gpslatitude") || key.hasSuffix("gpslongitude") {
+        if ends("gpslatitude") || ends("gpslongitude") {
             if from.range != nil, raw.count == 24, raw.contains(where: { $0 != 0 }) { out.append(raw) }
             if let value = item.value { out += decimalDegrees(value).map { Array($0.utf8) } }
         }
         // A binary UUID (16 bytes) is as identifying as any serial.
-        if key.contains("uuid"), from.range != nil, raw.count == 16, Set(raw).count > 4 { out.append(raw) }
-        let serial = key.contains("serial") || key.contains("uuid") || key.hasSuffix("uniqueid")
+        if has("uuid"), from.range != nil, raw.count == 16, Set(raw).count > 4 { out.append(raw) }
+        let serial = has("serial") || has("uuid") || ends("uniqueid")
         // Image data inside an embedded file is full of short printable runs that mean nothing: longer ones only.
         let minimum = from.range != nil && item.category == .embedded ? 10 : shortest
         for run in textRuns(raw, minimum: minimum) where accepts(run, category: item.category, serial: serial) {
