@@ -17,6 +17,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // `metascrub serve` only (MetascrubServe): the HTTP server, SIGTERM draining, Prometheus metrics.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // The model: formats, items, categories, findings, policies, reports. No C library.
@@ -80,11 +87,32 @@ let package = Package(
             ]
         ),
 
+        // Process isolation for one file (issue 27): rlimits, no network, a seccomp filter (libseccomp).
+        .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
+        // The worker side of `metascrub serve` and `clean --sandbox`: enter the sandbox, clean or scan one file,
+        // write the JSON report. No HTTP here.
+        .target(name: "MetascrubSandbox", dependencies: ["Metascrub", "MetascrubCore", "CSandbox"]),
+        // `metascrub serve`: the HTTP service over worker processes. The only target that depends on Hummingbird.
+        .target(
+            name: "MetascrubServe",
+            dependencies: [
+                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox", .product(name: "Yams", package: "Yams"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+
         // The command line: a thin layer over `Metascrub`.
         .executableTarget(
             name: "metascrub",
             dependencies: [
-                "Metascrub", "MetascrubCore", "MetascrubFormats", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox", "MetascrubServe",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
@@ -94,6 +122,8 @@ let package = Package(
         .testTarget(name: "MetascrubCLITests", dependencies: ["Metascrub"]),
         // The engine's promises under failure (issue 8): injected I/O faults, stale temp files.
         .testTarget(name: "MetascrubEngineTests", dependencies: ["Metascrub", "MetascrubCore"]),
+        // `metascrub serve` end to end: the real binary on a loopback port, real HTTP clients (curl).
+        .testTarget(name: "MetascrubServeTests", dependencies: [.product(name: "Yams", package: "Yams")]),
     ]
 )
 

@@ -45,6 +45,8 @@ FORWARD(const uint8_t*, heif_image_get_plane_readonly, (const struct heif_image*
 FORWARD(int, heif_image_get_width, (const struct heif_image* a0, enum heif_channel a1), (a0, a1), 0)
 FORWARD(enum heif_color_profile_type, heif_image_handle_get_color_profile_type, (const struct heif_image_handle* a0), (a0), (enum heif_color_profile_type)0)
 FORWARD(int, heif_image_handle_get_luma_bits_per_pixel, (const struct heif_image_handle* a0), (a0), 0)
+FORWARD(int, heif_image_handle_get_width, (const struct heif_image_handle* a0), (a0), 0)
+FORWARD(int, heif_image_handle_get_height, (const struct heif_image_handle* a0), (a0), 0)
 FORWARD(struct heif_error, heif_image_handle_get_raw_color_profile, (const struct heif_image_handle* a0, void* a1), (a0, a1), unavailable)
 FORWARD(size_t, heif_image_handle_get_raw_color_profile_size, (const struct heif_image_handle* a0), (a0), 0)
 FORWARD(int, heif_image_handle_has_alpha_channel, (const struct heif_image_handle* a0), (a0), 0)

@@ -89,8 +89,10 @@ static int finish(libraw_data_t *raw, int rc, rawbridge_fingerprint *out) {
     h = fnv(h, c->curve, sizeof c->curve);
     h = fnv(h, &d->iparams.filters, sizeof d->iparams.filters);
     h = fnv(h, &d->iparams.colors, sizeof d->iparams.colors);
-    h = fnv(h, d->iparams.make, strnlen(d->iparams.make, sizeof d->iparams.make));
-    h = fnv(h, d->iparams.model, strnlen(d->iparams.model, sizeof d->iparams.model));
+    h = fnv(h, &d->iparams.xtrans, sizeof d->iparams.xtrans);
+    h = fnv(h, &s->pixel_aspect, sizeof s->pixel_aspect);
+    // The identified camera's name is not hashed: whatever LibRaw derives from it (decoder, matrices, levels,
+    // geometry) is, so a make or model a raw does not need can go (a DNG carries its own matrices).
     // Field by field: the struct has padding whose bytes are not defined.
     unsigned geometry[] = {s->raw_height, s->raw_width, s->height, s->width, s->top_margin, s->left_margin, s->raw_pitch, (unsigned)s->flip};
     h = fnv(h, geometry, sizeof geometry);

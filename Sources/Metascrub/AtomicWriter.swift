@@ -8,7 +8,7 @@ import Glibc
 
 /// Writes a file so that the target is either untouched or completely replaced: a temp file (mode 0600) in the
 /// target's folder, written, fsynced (when it replaces a file), checked by the caller, renamed over the target,
-/// and the folder fsynced.
+/// and the folder fsynced; in a batch the last three steps are shared by a chunk of files (`CommitGroup`).
 /// On any failure the temp file is removed and the target is as it was.
 struct AtomicWriter {
     var fileSystem: any FileSystem
@@ -30,6 +30,24 @@ struct AtomicWriter {
         let (fd, temp) = try fs.createTemporary(in: directory, hint: Paths.basename(target))
         var committed = false
         defer { if !committed { fs.unlink(temp) } }
+        // In a batch, a replacing write waits in the engine's commit group (fsyncs that share a journal commit,
+        // renames, one fsync per folder: `CommitGroup`); its descriptor stays open until then.
+        if replacing, let group = fs.commitGroup {
+            let result: T
+            do {
+                let sink = FileSystemOutputSink(fileSystem: fs, fd: fd, path: temp)
+                try write(sink)
+                try sink.flush()
+                fs.startWriteback(fd)
+                result = try check(temp)
+            } catch {
+                fs.close(fd)
+                throw error
+            }
+            group.add(.init(fd: fd, temp: temp, target: target, directory: directory))
+            committed = true
+            return result
+        }
         do {
             let sink = FileSystemOutputSink(fileSystem: fs, fd: fd, path: temp)
             try write(sink)

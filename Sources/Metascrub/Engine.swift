@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
+import MetascrubNative
 
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +24,7 @@ public struct Engine: Sendable {
     }
 
     public func scan(_ files: [InputFile], progress: ProgressMeter? = nil) async -> Report {
+        PixelBudget.limit = options.policy.maxPixels
         let processor = FileProcessor(options: options)
         let reports = await run(files, progress: progress) { processor.scan($0) }
         return makeReport(.scan, reports)
@@ -36,9 +38,15 @@ public struct Engine: Sendable {
     }
 
     public func clean(_ files: [InputFile], output: OutputMode, progress: ProgressMeter? = nil) async -> Report {
+        PixelBudget.limit = options.policy.maxPixels
+        // A batch commits its replacing writes together, a chunk at a time (`CommitGroup`); one file keeps the
+        // plain fsync, rename, folder fsync.
+        var options = self.options
+        let group = files.count > 1 ? CommitGroup() : nil
+        if let group { options.fileSystem = GroupCommitFileSystem(base: options.fileSystem, group: group) }
         let processor = FileProcessor(options: options)
         let clashes = Self.outputClashes(files, output, renaming: options.conversion.target ?? options.policy.convert)
-        let reports = await run(files, progress: progress) { file in
+        let work: @Sendable (InputFile) -> FileReport = { file in
             if clashes.contains(file.path) {
                 var report = FileReport(path: file.path, status: .error)
                 report.error = ErrorInfo(.unsupported(format: "path", reason: "another input is written to the same output path (\(file.relative)); nothing was written"))
@@ -46,7 +54,47 @@ public struct Engine: Sendable {
             }
             return processor.clean(file, output: output)
         }
+        progress?.begin(files: files.count, bytes: files.reduce(0) { $0 + ($1.size ?? 0) })
+        defer { progress?.finish() }
+        var reports: [FileReport] = []
+        reports.reserveCapacity(files.count)
+        for chunk in Self.chunks(files) {
+            let done = await execute(Array(files[chunk]), progress: progress, work)
+            guard let group, !group.isEmpty else { reports += done; continue }
+            reports += Self.settle(done, group.commit(self.options.fileSystem))
+        }
         return makeReport(.clean, flushNewOutputs(reports, output))
+    }
+
+    /// Files per group commit: at most 64 files or 256 MB of input, so the temp files waiting for their commit
+    /// never hold more than that much extra disk space (nor descriptors).
+    public static func chunks(_ files: [InputFile], count: Int = 64, bytes: Int64 = 256 << 20) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var start = 0, size: Int64 = 0
+        for (index, file) in files.enumerated() {
+            if index > start, index - start >= count || size + (file.size ?? 0) > bytes {
+                ranges.append(start..<index)
+                (start, size) = (index, 0)
+            }
+            size += file.size ?? 0
+        }
+        if start < files.count { ranges.append(start..<files.count) }
+        return ranges
+    }
+
+    /// A chunk's reports after its commit: a file whose temp file could not be made durable or renamed is an
+    /// error with its original untouched (no output); one whose folder could not be synced is an error that
+    /// names the output it already is.
+    static func settle(_ reports: [FileReport], _ failures: [String: (error: MetascrubError, replaced: Bool)]) -> [FileReport] {
+        guard !failures.isEmpty else { return reports }
+        return reports.map { report in
+            guard let output = report.output, let failure = failures[output] else { return report }
+            var failed = report
+            failed.status = .error
+            failed.error = ErrorInfo(failure.error)
+            if !failure.replaced { failed.output = nil }
+            return failed
+        }
     }
 
     /// New outputs are not fsynced one by one as they are written (that made batches disk-bound); they are all
@@ -94,6 +142,10 @@ public struct Engine: Sendable {
     private func run(_ files: [InputFile], progress: ProgressMeter?, _ work: @escaping @Sendable (InputFile) -> FileReport) async -> [FileReport] {
         progress?.begin(files: files.count, bytes: files.reduce(0) { $0 + ($1.size ?? 0) })
         defer { progress?.finish() }
+        return await execute(files, progress: progress, work)
+    }
+
+    private func execute(_ files: [InputFile], progress: ProgressMeter?, _ work: @escaping @Sendable (InputFile) -> FileReport) async -> [FileReport] {
         if jobs == 1 || files.count <= 1 {
             return files.map { file in
                 let report = work(file)

@@ -91,6 +91,8 @@ public final class FaultInjectingFileSystem: FileSystem {
         return try base.copyRange(from: input, offset: &offset, to: fd, count: count, path: path)
     }
 
+    public func startWriteback(_ fd: Int32) { base.startWriteback(fd) }
+
     public func fsync(_ fd: Int32, path: String) throws {
         try check(.fsync, "fsync", path)
         try base.fsync(fd, path: path)

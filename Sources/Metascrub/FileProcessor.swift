@@ -370,6 +370,7 @@ extension Finding {
     /// What a clean does with the item when the cleaner reports nothing else: kept (as a fallback when settled
     /// with a reason) or removed.
     var plannedOutcome: Outcome {
+        if disposition == .clean { return .cleaned }
         guard disposition == .keep else { return .removed }
         return reason == nil ? .kept : .keptAsFallback
     }

@@ -27,6 +27,11 @@ public protocol FileSystem: Sendable {
     /// kernel cannot copy between these files (the caller falls back to read and write).
     func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int
     func fsync(_ fd: Int32, path: String) throws
+    /// Starts write-back of a finished file without waiting for it (a batch's fsyncs then share one journal
+    /// commit, see `CommitGroup`). Advisory: failures show up in the fsync that follows.
+    func startWriteback(_ fd: Int32)
+    /// Set by `Engine` for a batch: replacing writes are committed together (see `CommitGroup`, `AtomicWriter`).
+    var commitGroup: CommitGroup? { get }
     func close(_ fd: Int32)
     func rename(_ from: String, to: String) throws
     func unlink(_ path: String)
@@ -130,6 +135,8 @@ public struct PosixFileSystem: FileSystem {
         if Glibc.fsync(fd) != 0 { throw MetascrubError.io(operation: "fsync", path: path, errno: errno) }
     }
 
+    public func startWriteback(_ fd: Int32) { _ = ms_start_writeback(fd) }
+
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
     public func rename(_ from: String, to: String) throws {
@@ -214,4 +221,6 @@ enum Paths {
 extension FileSystem {
     /// File systems that do not write (test doubles) have nothing to flush.
     public func flush(_ paths: [String]) throws {}
+    public func startWriteback(_ fd: Int32) {}
+    public var commitGroup: CommitGroup? { nil }
 }

@@ -59,6 +59,7 @@ public enum HEIFDecoder {
         _ body: (_ image: OpaquePointer, _ handle: OpaquePointer) throws -> T
     ) throws -> T {
         try withPrimaryHandle(input) { handle in
+            try PixelBudget.check(width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)), "HEIF")
             let chroma = chroma == heif_chroma_interleaved_RGB && heif_image_handle_has_alpha_channel(handle) != 0
                 ? heif_chroma_interleaved_RGBA : chroma
             guard let options = heif_decoding_options_alloc() else { throw NativeError.library(name: "libheif", message: "out of memory") }

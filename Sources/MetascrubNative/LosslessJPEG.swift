@@ -1,3 +1,4 @@
+import MetascrubCore
 import CTurboJPEG
 
 /// Thrown by `LosslessJPEG.transform` when the image is not whole MCUs in the direction the transform needs,
@@ -42,8 +43,6 @@ public enum LosslessJPEG {
         }
     }
 
-    /// Largest decoded image `decodeRGB` agrees to allocate, in pixels.
-    public static let maximumDecodedPixels = 1 << 28
 
     public static func header(_ jpeg: [UInt8]) throws -> Header {
         let handle = try makeHandle(tjInitDecompress())
@@ -96,10 +95,7 @@ public enum LosslessJPEG {
     /// CMYK/YCCK JPEGs cannot be decoded to RGB by TurboJPEG 2.1 and throw.
     public static func decodeRGB(_ jpeg: [UInt8], tolerateWarnings: Bool = false) throws -> (width: Int, height: Int, pixels: [UInt8]) {
         let info = try header(jpeg)
-        let (pixelCount, overflow) = info.width.multipliedReportingOverflow(by: info.height)
-        guard info.width > 0, info.height > 0, !overflow, pixelCount <= maximumDecodedPixels else {
-            throw NativeError.library(name: "libturbojpeg", message: "image of \(info.width)x\(info.height) is too large to decode")
-        }
+        try PixelBudget.check(width: info.width, height: info.height, "JPEG")
         let handle = try makeHandle(tjInitDecompress())
         defer { tjDestroy(handle) }
         var pixels = [UInt8](repeating: 0, count: info.width * info.height * 3)

@@ -1,12 +1,10 @@
+import MetascrubCore
 import CPNG
 
 /// PNG decoding through libpng's simplified API (`png_image_*`), whose errors come back in `image.message`
 /// (the low-level API longjmps, which Swift cannot survive). Safe from any thread: each call has its own
 /// `png_image`; nothing is printed.
 public enum PNGDecoder {
-    /// Largest image `decodeRGBA16` agrees to allocate, in pixels (8 bytes each).
-    public static let maximumDecodedPixels = 1 << 28
-
     /// Decoded pixels as RGBA with 16 bits per channel, row-major without padding, so 8- and 16-bit images
     /// land in one representation.
     ///
@@ -29,10 +27,8 @@ public enum PNGDecoder {
             }
             guard png_image_begin_read_from_memory(&image, base, buffer.count) != 0 else { throw failure(&image) }
             let width = Int(image.width), height = Int(image.height)
-            let (pixelCount, overflow) = width.multipliedReportingOverflow(by: height)
-            guard width > 0, height > 0, !overflow, pixelCount <= maximumDecodedPixels else {
-                throw NativeError.library(name: "libpng", message: "image of \(width)x\(height) is too large to decode")
-            }
+            try PixelBudget.check(width: width, height: height, "PNG")
+            let pixelCount = width * height
             if image.format & cpng_format_flag_linear() != 0 {
                 image.format = cpng_format_linear_rgb_alpha()
                 var pixels = [UInt16](repeating: 0, count: pixelCount * 4)

@@ -4,6 +4,7 @@ import Foundation
 import Metascrub
 import MetascrubCore
 import MetascrubFormats
+import MetascrubSandbox
 
 extension ConversionTarget: ExpressibleByArgument {}
 
@@ -52,9 +53,13 @@ struct CleanCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("JPEG quality for --convert jpeg (1-100; default 92).", valueName: "n"))
     var quality: Int?
 
+    @Flag(name: .long, help: "Confine this process before reading any file: no core dumps, no network (seccomp; a network namespace where allowed), no exec (as `metascrub serve` does for its workers).")
+    var sandbox = false
+
     @OptionGroup var options: ReportOptions
 
     func validate() throws {
+        if sandbox, staged { throw ValidationError("--sandbox cannot be combined with --staged (git runs as a child process)") }
         let modes = [output != nil, outputDir != nil, inPlace, staged].filter { $0 }.count
         guard modes == 1 else {
             throw ValidationError("give exactly one of --output FILE, --output-dir DIR, --in-place or --staged")
@@ -75,6 +80,7 @@ struct CleanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try options.settings(WorkflowSettings(keepMtime: keepMtime, allowUncleaned: allowUncleaned))
+        if sandbox { _ = try runUsage { () throws(MetascrubError) in try Sandbox.enter(SandboxLimits()) } }
         var engine = try options.engine(settings, layout: LayoutOptions(faststart: faststart))
         engine.options.conversion = ConversionOptions(target: convert, quality: quality)
         if staged {

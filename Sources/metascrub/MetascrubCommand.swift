@@ -12,7 +12,7 @@ struct MetascrubCommand: AsyncParsableCommand {
             2 usage or policy error, 3 at least one file could not be read or cleaned.
             """,
         version: MetascrubVersion.current,
-        subcommands: [ScanCommand.self, CleanCommand.self, HookCommand.self, PolicyCommand.self, FormatsCommand.self]
+        subcommands: [ScanCommand.self, CleanCommand.self, HookCommand.self, PolicyCommand.self, FormatsCommand.self, ServeCommand.self, WorkerCommand.self]
     )
 
     /// Usage errors exit 2, as the documented contract says (ArgumentParser's default is 64).

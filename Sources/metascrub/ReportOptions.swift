@@ -46,6 +46,9 @@ struct ReportOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Read settings from this file instead of the nearest .metascrub.yaml.", valueName: "file"))
     var config: String?
 
+    @Option(name: .long, help: ArgumentHelp("Most pixels any whole-image decode may have (bake proofs, re-encodes, conversions); above it a bake keeps its tag and a re-encode is refused. Default: the policy's max-pixels, else 100000000.", valueName: "n"))
+    var maxPixels: Int?
+
     @Flag(name: .long, help: "Ignore .metascrub.yaml files.")
     var noConfig = false
 
@@ -69,8 +72,13 @@ struct ReportOptions: ParsableArguments {
     }
 
     func engine(_ settings: WorkflowSettings, layout: LayoutOptions = LayoutOptions()) throws -> Engine {
-        try runUsage { () throws(MetascrubError) in
-            try RunSetup.engine(settings, showValues: showValues, layout: layout, reportFile: report, refuseDamaged: refuseDamaged)
+        try runUsage { () throws -> Engine in
+            var engine = try RunSetup.engine(settings, showValues: showValues, layout: layout, reportFile: report, refuseDamaged: refuseDamaged)
+            if let maxPixels {
+                guard maxPixels >= 1 else { throw CLIError.usage("--max-pixels must be at least 1") }
+                engine.options.policy.maxPixels = maxPixels
+            }
+            return engine
         }
     }
 

@@ -27,19 +27,22 @@ final class RawTests: XCTestCase {
                      "XMP-dc:Creator", "IPTC:By-line"] {
             XCTAssertNil(tags[gone], "\(gone) is still there")
         }
-        // What the converter needs stays.
-        XCTAssertEqual(tags["IFD0:Make"] as? String, "Canon")
+        // What the converter needs stays; a DNG carries its own matrices, so LibRaw decodes it the same without
+        // Make and Model, and they go (issue 24).
+        XCTAssertNil(tags["IFD0:Make"])
+        XCTAssertNil(tags["IFD0:Model"])
         XCTAssertEqual(tags["IFD0:UniqueCameraModel"] as? String, "Fixture Camera")
         XCTAssertNotNil(tags["IFD0:ColorMatrix1"])
         // A DNG's converter reads only DNG tags: its maker note goes whole, as in a JPEG under strict.
         XCTAssertNil(tags["Canon:CanonImageType"], "the maker note of a DNG goes whole under strict")
-        // Make, Model and UniqueCameraModel stay, each with the reason on its finding and a note.
-        for key in ["exif:Make", "exif:Model", "exif:UniqueCameraModel"] {
-            let finding = report.findings.first { $0.item.key == key }
-            XCTAssertEqual(finding?.disposition, .keep, key)
-            XCTAssertEqual(finding?.reason, RawTIFFScanner.decoderReason, key)
+        // UniqueCameraModel stays (DNG requires it), with the reason on its finding and a note.
+        for key in ["exif:Make", "exif:Model"] {
+            XCTAssertEqual(report.findings.first { $0.item.key == key }?.disposition, .remove, key)
         }
-        XCTAssertTrue(report.notes.contains { $0.code == "kept-instead" && $0.message.hasPrefix("exif:Make kept") }, "\(report.notes)")
+        let unique = report.findings.first { $0.item.key == "exif:UniqueCameraModel" }
+        XCTAssertEqual(unique?.disposition, .keep)
+        XCTAssertEqual(unique?.reason, RawTIFFScanner.uniqueCameraModelReason)
+        XCTAssertTrue(report.notes.contains { $0.code == "kept-instead" && $0.message.hasPrefix("exif:UniqueCameraModel kept") }, "\(report.notes)")
         // LibRaw's command-line tools, run separately: same decoded image, still identified.
         XCTAssertEqual(try Self.dcraw(dng, in: dir, name: "before"), try Self.dcraw(output, in: dir, name: "after"))
         XCTAssertEqual(Tool.run(["raw-identify", output]).status, 0)
@@ -122,8 +125,8 @@ final class RawTests: XCTestCase {
         let layout = scan.layout
         let policy = Run.policy("strict")
         var notes: [Note] = []
-        let patches = try RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: policy.evaluate(scan.items), policy: policy),
-                                                 notes: &notes)
+        let findings = try RawDecodeBisection.settle(policy.evaluate(scan.items), input: source, layout: layout, policy: policy)
+        let patches = try RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: findings, policy: policy), notes: &notes)
         var bytes = [UInt8](FileManager.default.contents(atPath: input)!)
         for patch in patches.patches { bytes.replaceSubrange(Int(patch.offset)..<Int(patch.offset) + patch.bytes.count, with: patch.bytes) }
         let output = dir.file("skeleton.cr3")
@@ -146,7 +149,8 @@ final class RawTests: XCTestCase {
         XCTAssertEqual(Array(bytes.suffix(22).prefix(6)), [22, 0, 0, 0, 1, 0])
         // Scanning the output finds nothing more to do.
         let rescan = try CR3Scanner.scan(MemoryByteSource(bytes), options: ScanOptions())
-        XCTAssertEqual(rescan.items.indices.filter { rescan.layout.required[$0] == nil && policy.decide(rescan.items[$0]).0 != .keep }, [])
+        XCTAssertEqual(rescan.items.indices.filter { rescan.layout.required[$0] == nil && !rescan.layout.decoderItems.contains($0)
+            && policy.decide(rescan.items[$0]).0 != .keep }, [])
     }
 
     func testRAFIsCleanedInPlace() throws {
@@ -159,8 +163,8 @@ final class RawTests: XCTestCase {
         let layout = scan.layout
         let policy = Run.policy("strict")
         var notes: [Note] = []
-        let patches = try RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: policy.evaluate(scan.items), policy: policy),
-                                                 notes: &notes)
+        let findings = try RawDecodeBisection.settle(policy.evaluate(scan.items), input: source, layout: layout, policy: policy)
+        let patches = try RawTIFFPatcher.patches(layout, source: source, plan: CleanPlan(findings: findings, policy: policy), notes: &notes)
         var bytes = [UInt8](FileManager.default.contents(atPath: input)!)
         for patch in patches.patches { bytes.replaceSubrange(Int(patch.offset)..<Int(patch.offset) + patch.bytes.count, with: patch.bytes) }
         let output = dir.file("skeleton.raf")
@@ -182,7 +186,8 @@ final class RawTests: XCTestCase {
         let original = [UInt8](FileManager.default.contents(atPath: input)!)
         XCTAssertEqual(Array(bytes.suffix(64 + 12)), Array(original.suffix(64 + 12)))
         let rescan = try RAFScanner.scan(MemoryByteSource(bytes), options: ScanOptions())
-        XCTAssertEqual(rescan.items.indices.filter { rescan.layout.required[$0] == nil && policy.decide(rescan.items[$0]).0 != .keep }, [])
+        XCTAssertEqual(rescan.items.indices.filter { rescan.layout.required[$0] == nil && !rescan.layout.decoderItems.contains($0)
+            && policy.decide(rescan.items[$0]).0 != .keep }, [])
     }
 
     func testDamagedRawsNeverCrash() {
@@ -220,7 +225,8 @@ final class RawTests: XCTestCase {
     }
 
     /// A raw without a magic of its own (NEF, ARW, PEF) reaches the raw cleaner through the TIFF row: it keeps
-    /// Make, Model and UniqueCameraModel with their reason too (the TIFF row settles raws like the raw rows).
+    /// what LibRaw needs with its reason too (the TIFF row settles raws like the raw rows): Make (LibRaw takes a
+    /// TIFF without DNG tags for a Canon raw by it), not Model or UniqueCameraModel.
     /// Made from canon.dng with its DNG version tags renamed, so only its sensor-data SubIFD marks it a raw.
     func testRawThroughTheTIFFRowKeepsMakeAndModelWithAReason() throws {
         var bytes = [UInt8](FileManager.default.contents(atPath: dng)!)
@@ -235,7 +241,9 @@ final class RawTests: XCTestCase {
         XCTAssertNil(Oracle.exiftool(input)["IFD0:DNGVersion"])
         let report = Run.clean(input, to: output)
         XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
-        XCTAssertEqual(report.findings.first { $0.item.key == "exif:Model" }?.reason, RawTIFFScanner.decoderReason)
+        XCTAssertEqual(report.findings.first { $0.item.key == "exif:Make" }?.reason, RawDecodeBisection.neededReason)
+        XCTAssertEqual(report.findings.first { $0.item.key == "exif:Model" }?.disposition, .remove)
+        XCTAssertEqual(try Self.dcraw(input, in: dir, name: "undng-before"), try Self.dcraw(output, in: dir, name: "undng-after"))
         let tags = Oracle.exiftool(output)
         XCTAssertEqual(tags["IFD0:Make"] as? String, "Canon")
         XCTAssertNil(tags["IFD0:Artist"])

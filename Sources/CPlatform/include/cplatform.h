@@ -16,4 +16,8 @@ int ms_terminal_columns(int fd);
 /// -1 with errno set (since Linux 5.8 it reports write-back errors not yet seen, like fsync).
 int ms_syncfs(int fd);
 
+/// sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE): starts write-back of the file's dirty pages without waiting,
+/// so a later fsync finds them written (and their block allocations in an already running journal commit).
+int ms_start_writeback(int fd);
+
 #endif

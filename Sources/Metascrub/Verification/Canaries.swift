@@ -36,7 +36,8 @@ struct ItemRoles {
         return offset..<offset + length
     }
 
-    func removed(_ index: Int) -> Bool { findings[index].disposition != .keep }
+    /// Removed (or baked): an embedded file kept and cleaned inside (`clean`) is not, its removed items are.
+    func removed(_ index: Int) -> Bool { !findings[index].disposition.survives }
 
     /// A kept item whose bytes may hold removed values without that being a leak: kept by the policy, or a single
     /// value a handler keeps with a reason (a raw's make and model, an orientation it cannot bake). Kept-with-a-

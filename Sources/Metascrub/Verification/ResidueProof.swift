@@ -76,7 +76,8 @@ struct ResidueProof {
                    roles.precise(parent) != nil { continue }
                 let source = try CanaryExtractor.source(of: index, roles, original)
                 if let range = source.range { accounted.append(range) } else { valueTexts.append(source.bytes) }
-            } else if !roles.exempt(index), let offset = roles.items[index].offset, let length = roles.items[index].length {
+            } else if roles.findings[index].disposition == .keep, !roles.exempt(index),
+                      let offset = roles.items[index].offset, let length = roles.items[index].length {
                 accounted.append(offset..<offset + length)
             }
         }

@@ -57,7 +57,8 @@ public struct WorkflowSettings: Sendable, Equatable {
 public struct WorkflowConfig: Sendable, Equatable {
     public static let fileName = ".metascrub.yaml"
     public static let schemaVersion = 1
-    static let keys = ["schema", "policy", "include", "exclude", "jobs", "keep-mtime", "allow-uncleaned", "format"]
+    // `serve:` is read by MetascrubServe (ServeConfigFile); the other commands accept and ignore it.
+    static let keys = ["schema", "policy", "include", "exclude", "jobs", "keep-mtime", "allow-uncleaned", "format", "serve"]
 
     /// Where it was read from.
     public var path: String

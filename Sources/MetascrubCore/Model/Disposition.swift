@@ -8,9 +8,13 @@ public enum Disposition: String, Sendable, Codable, CaseIterable {
     case fail
     /// Orientation only: apply it to the pixels (losslessly) and drop the tag.
     case bake
+    /// Embedded files only (cover art, an image after the end of another, a smart object): keep the file, cleaned
+    /// by its own format handler under the same policy. An embedded item metascrub cannot clean goes (or fails,
+    /// per the policy's `uncleanable`).
+    case clean
 
-    /// Whether the item would still be in a cleaned file.
-    public var survives: Bool { self == .keep }
+    /// Whether the item would still be in a cleaned file (an embedded file that is cleaned stays).
+    public var survives: Bool { self == .keep || self == .clean }
 }
 
 /// What cleaning actually did with an item.
@@ -18,6 +22,8 @@ public enum Outcome: String, Sendable, Codable {
     case kept
     case removed
     case baked
+    /// An embedded file kept and cleaned inside by its own format handler.
+    case cleaned
     /// The policy asked to bake orientation but that was impossible losslessly: a minimal tag was kept.
     case keptAsFallback = "kept-as-fallback"
     /// Scan only: nothing was done.

@@ -31,7 +31,7 @@ public struct Finding: Sendable, Hashable, Codable {
     public var severity: Severity {
         switch disposition {
         case .keep: .info
-        case .remove, .bake: .warning
+        case .remove, .bake, .clean: .warning
         case .fail: .error
         }
     }

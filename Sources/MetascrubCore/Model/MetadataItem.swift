@@ -22,6 +22,9 @@ public struct MetadataItem: Sendable, Hashable, Codable {
     /// Index, in the same scan's item list, of the block this item lives in (a maker-note entry inside the
     /// maker note, an XMP property inside the XMP packet). A block is removed when any item inside it is.
     public var parent: Int?
+    /// Set on a whole embedded file (cover art, an image after the end of another) whose inside was scanned by its
+    /// own handler: that handler's format id. Its items follow as children, and the policy can `clean` it.
+    public var embeddedFormat: String?
 
     public init(
         key: String, category: Category, location: String, offset: Int64? = nil, length: Int64? = nil,

@@ -51,6 +51,14 @@ public struct Policy: Sendable, Equatable {
     public var minimumPSNR: Double = Policy.defaultMinimumPSNR
     public var damaged: DamagedMode = .clean
     public var unwalked: UnwalkedMode = .fail
+    /// What becomes of an embedded item the policy says to `clean` but metascrub cannot clean (a thumbnail inside
+    /// EXIF, a video after a photo, a file of a format without a cleaner): `remove` (the default) or `fail`.
+    public var uncleanable: Disposition = .remove
+    /// The most pixels a whole-image decode may have (`max-pixels:`, `--max-pixels`): above it an orientation
+    /// bake keeps its tag with a reason and a re-encode or conversion is refused (a decompression bomb costs a
+    /// header read). Near 100 MP by default.
+    public var maxPixels: Int = Policy.defaultMaxPixels
+    public static let defaultMaxPixels = 100_000_000
     /// SHA-256 of the policy's source text, so a report names exactly which rules were applied.
     public var digest: String
 
@@ -73,8 +81,15 @@ public struct Policy: Sendable, Equatable {
     /// Keys that carry the image's orientation; their fate is `orientation`, not the key or category rules.
     public static let orientationKeys: Set<String> = ["exif:Orientation", "xmp:tiff:Orientation"]
 
-    /// The decision for one item, ignoring its parent.
+    /// The decision for one item, ignoring its parent. `clean` of an item that is no embedded file metascrub can
+    /// look into becomes what `uncleanable` says.
     public func decide(_ item: MetadataItem) -> (Disposition, rule: String) {
+        let (disposition, rule) = ruleDecision(item)
+        guard disposition == .clean, item.embeddedFormat == nil else { return (disposition, rule) }
+        return (uncleanable, "\(rule) (clean: not an embedded file metascrub can clean)")
+    }
+
+    private func ruleDecision(_ item: MetadataItem) -> (Disposition, rule: String) {
         if Self.orientationKeys.contains(item.key) {
             switch orientation {
             case .bake: return (.bake, "orientation bake")
@@ -108,6 +123,8 @@ public struct Policy: Sendable, Equatable {
 
     /// Decide every item of a scan. A block (an item other items name as `parent`) is removed when any item
     /// inside it is removed, and fails when any fails: keeping a block must never keep what the policy removes.
+    /// An embedded file (`embeddedFormat` set) is the exception: kept or `clean`, it is cleaned inside by its own
+    /// handler instead, and one with nothing inside to remove is simply kept.
     public func evaluate(_ items: [MetadataItem]) -> [Finding] {
         var findings = items.map { item -> Finding in
             let (disposition, rule) = decide(item)
@@ -119,10 +136,14 @@ public struct Policy: Sendable, Equatable {
             var depth = 0
             while let p = parent, findings.indices.contains(p), depth < 64 {
                 let child = findings[index].disposition
-                let childRemoves = child == .remove || child == .bake
+                let childRemoves = child == .remove || child == .bake || child == .clean
+                let cleansInside = findings[p].item.embeddedFormat != nil
                 if child == .fail, findings[p].disposition != .fail {
                     findings[p].disposition = .fail
                     findings[p].rule = "contains \(findings[index].item.key)"
+                } else if childRemoves, findings[p].disposition == .keep, cleansInside {
+                    findings[p].disposition = .clean
+                    findings[p].rule = "\(findings[p].rule); cleaned inside: contains \(findings[index].item.key)"
                 } else if childRemoves, findings[p].disposition == .keep, !isBakeOnlyChild(findings[index]) {
                     findings[p].disposition = .remove
                     findings[p].rule = "contains \(findings[index].item.key)"
@@ -136,7 +157,7 @@ public struct Policy: Sendable, Equatable {
             var parent = findings[index].item.parent
             var depth = 0
             while let p = parent, findings.indices.contains(p), depth < 64 {
-                if findings[p].disposition == .remove, findings[index].disposition == .keep {
+                if findings[p].disposition == .remove, findings[index].disposition.survives {
                     findings[index].disposition = .remove
                     findings[index].rule = "inside \(findings[p].item.key)"
                 }
@@ -144,7 +165,28 @@ public struct Policy: Sendable, Equatable {
                 depth += 1
             }
         }
-        return findings
+        return Self.keepingCleanFiles(findings)
+    }
+
+    /// An embedded file to `clean` that holds nothing the policy removes is kept as it is: cleaning it would
+    /// change nothing, and a clean must be a fixed point. Run again after a handler settles its decisions.
+    public static func keepingCleanFiles(_ findings: [Finding]) -> [Finding] {
+        guard findings.contains(where: { $0.disposition == .clean }) else { return findings }
+        var settled = findings
+        var busy = Set<Int>()
+        // Children come after their parents in a scan's list: walking backwards settles the innermost file first.
+        for index in settled.indices.reversed() {
+            if settled[index].disposition == .clean, !busy.contains(index) { settled[index].disposition = .keep }
+            guard settled[index].disposition != .keep else { continue }
+            var parent = settled[index].item.parent
+            var depth = 0
+            while let p = parent, settled.indices.contains(p), depth < 64, !busy.contains(p) {
+                busy.insert(p)
+                parent = settled[p].item.parent
+                depth += 1
+            }
+        }
+        return settled
     }
 
     /// An orientation tag being baked does not force its whole block out: the cleaner rewrites the block.
@@ -158,9 +200,10 @@ extension Disposition {
     var strictness: Int {
         switch self {
         case .keep: 0
-        case .bake: 1
-        case .remove: 2
-        case .fail: 3
+        case .clean: 1
+        case .bake: 2
+        case .remove: 3
+        case .fail: 4
         }
     }
 }

@@ -5,7 +5,7 @@ import Yams
 public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
         "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
-        "convert", "min-psnr", "damaged", "unwalked",
+        "convert", "min-psnr", "damaged", "unwalked", "uncleanable", "max-pixels",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -64,6 +64,12 @@ public enum PolicyLoader {
             }
             policy.unwalked = mode
         }
+        if let (_, node) = fields["uncleanable"] {
+            guard let text = node.string, let value = Disposition(rawValue: text), value == .remove || value == .fail else {
+                throw fail(node, "uncleanable", "must be remove or fail: what becomes of an embedded file to clean that metascrub cannot clean")
+            }
+            policy.uncleanable = value
+        }
         if let (_, node) = fields["convert"] {
             guard let text = node.string, text == "none" || ConversionTarget(rawValue: text) != nil else {
                 throw fail(node, "convert", "must be none, \(ConversionTarget.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -79,6 +85,12 @@ public enum PolicyLoader {
             }
             policy.minimumPSNR = value
         }
+        if let (_, node) = fields["max-pixels"] {
+            guard let value = node.int, value >= 1 else {
+                throw fail(node, "max-pixels", "must be a whole number of pixels, e.g. 100000000 (100 MP)")
+            }
+            policy.maxPixels = value
+        }
         if let (_, node) = fields["categories"] {
             guard let map = node.mapping else { throw fail(node, "categories", "must map category names to keep, remove or fail") }
             for (keyNode, valueNode) in map {
@@ -87,7 +99,7 @@ public enum PolicyLoader {
                                "unknown category; expected one of \(Category.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 guard policy.categories[category] == nil else { throw fail(keyNode, "categories.\(text)", "given twice") }
-                policy.categories[category] = try disposition(valueNode, "categories.\(text)", fail)
+                policy.categories[category] = try disposition(valueNode, "categories.\(text)", fail, allowsClean: category == .embedded)
             }
         }
         if let (_, node) = fields["keys"] {
@@ -99,17 +111,22 @@ public enum PolicyLoader {
                 }
                 let pattern = KeyPattern(text)
                 guard policy.keys[pattern] == nil else { throw fail(keyNode, "keys.\(text)", "given twice") }
-                policy.keys[pattern] = try disposition(valueNode, "keys.\(text)", fail)
+                policy.keys[pattern] = try disposition(valueNode, "keys.\(text)", fail, allowsClean: true)
             }
         }
         return policy
     }
 
+    /// `clean` only means something for embedded files: it is accepted for the `embedded` category and for keys
+    /// (which name them, e.g. `id3:APIC`), not as `default` or `unknown`.
     private static func disposition(
-        _ node: Node, _ key: String, _ fail: (Node, String?, String) -> MetascrubError
+        _ node: Node, _ key: String, _ fail: (Node, String?, String) -> MetascrubError, allowsClean: Bool = false
     ) throws(MetascrubError) -> Disposition {
-        guard let text = node.string, let value = Disposition(rawValue: text), value != .bake else {
-            throw fail(node, key, "must be keep, remove or fail")
+        guard let text = node.string, let value = Disposition(rawValue: text), value != .bake, allowsClean || value != .clean else {
+            if node.string == Disposition.clean.rawValue {
+                throw fail(node, key, "clean applies to embedded files only: use it under categories.embedded or for a key; here it must be keep, remove or fail")
+            }
+            throw fail(node, key, allowsClean ? "must be keep, remove, fail or clean" : "must be keep, remove or fail")
         }
         return value
     }

@@ -179,14 +179,15 @@ extension Finding {
     /// Whether the item is (scan: would be) removed or baked; an orientation kept as a fallback is not.
     var counts: Bool {
         switch outcome {
-        case .none: disposition != .keep
+        case .none: !disposition.survives
         case .removed, .baked: true
-        case .kept, .keptAsFallback: false
+        case .kept, .keptAsFallback, .cleaned: false
         }
     }
 
     enum CodingKeys: String, CodingKey {
         case key, category, location, offset, length, value, detail, unknown, parent
+        case embeddedFormat = "embedded_format"
         case action, rule, outcome, severity, reason
     }
 
@@ -202,6 +203,7 @@ extension Finding {
         try c.encodeIfPresent(item.detail, forKey: .detail)
         if item.isUnknown { try c.encode(true, forKey: .unknown) }
         try c.encodeIfPresent(item.parent, forKey: .parent)
+        try c.encodeIfPresent(item.embeddedFormat, forKey: .embeddedFormat)
         try c.encode(disposition, forKey: .action)
         try c.encode(rule, forKey: .rule)
         try c.encode(outcome, forKey: .outcome)
@@ -211,7 +213,7 @@ extension Finding {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let item = MetadataItem(
+        var item = MetadataItem(
             key: try c.decode(String.self, forKey: .key),
             category: try c.decode(Category.self, forKey: .category),
             location: try c.decode(String.self, forKey: .location),
@@ -221,6 +223,7 @@ extension Finding {
             detail: try c.decodeIfPresent(String.self, forKey: .detail),
             isUnknown: try c.decodeIfPresent(Bool.self, forKey: .unknown) ?? false,
             parent: try c.decodeIfPresent(Int.self, forKey: .parent))
+        item.embeddedFormat = try c.decodeIfPresent(String.self, forKey: .embeddedFormat)
         self.init(
             item: item, disposition: try c.decode(Disposition.self, forKey: .action),
             rule: try c.decode(String.self, forKey: .rule), outcome: try c.decode(Outcome.self, forKey: .outcome),

@@ -157,7 +157,11 @@ public struct AVIFormat: FormatHandler {
                         _ = add("avi:strn", .content, range, location: loc, detail: "stream name",
                                 value: ValueText.render(try input.read(at: at + 8, count: Int(min(payload, 256)))[...]), action: .junk(range))
                     case "_PMX":
-                        _ = add("avi:_PMX", .content, range, location: loc, detail: "XMP packet, \(payload) bytes", action: .junk(range))
+                        // Kept or dropped whole: its properties are itemised so that a GPS position inside decides it.
+                        let packet = add("avi:_PMX", .content, range, location: loc, detail: "XMP packet, \(payload) bytes", action: .junk(range))
+                        if payload <= Int64(ContentInspector.limit) {
+                            found.inspect(packet, payload: try input.read(at: at + 8, count: Int(payload)), origin: at + 8)
+                        }
                     default:
                         let name = id.filter { $0.isASCII && ($0.isLetter || $0.isNumber) }
                         _ = add("avi:chunk:\(name)", NameClassifier.category(of: name, otherwise: .content), range, location: loc,

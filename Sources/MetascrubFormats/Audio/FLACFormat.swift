@@ -10,6 +10,8 @@ public struct FLACLayout: Sendable {
         var length: Int
         var item: Int?
         var comment: VorbisComment?
+        /// A PICTURE block looked into as a file of its own: where the picture's 4-byte length is in the payload.
+        var pictureLengthAt: Int?
         var payload: Range<Int64> { offset + 4..<offset + 4 + Int64(length) }
     }
 
@@ -38,6 +40,7 @@ public struct FLACFormat: FormatHandler {
         while leading.count < 4, let size = try ID3Tag.size(input, at: position) {
             var tag = try ID3Tag.parse(input, at: position, end: input.size, format: Self.format, path: "ID3v2 tag before fLaC")
             tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &found.items)
+            tag.itemisePictures(into: &found)
             leading.append(tag)
             position += size
         }
@@ -87,7 +90,9 @@ public struct FLACFormat: FormatHandler {
                 comment.itemise(location: location, origin: position + 4, options: options, into: &found.items)
                 block.comment = comment
             case 5: add("flac:cuesheet", .content, "CUESHEET block (track layout, catalogue number, ISRCs), \(length) bytes")
-            case 6: add("flac:picture", .embedded, "PICTURE block, \(length) bytes")
+            case 6:
+                add("flac:picture", .embedded, "PICTURE block, \(length) bytes")
+                block.pictureLengthAt = try Self.picture(in: input, block: block, into: &found)
             default: add("flac:block:\(type)", .content, "reserved metadata block type \(type), \(length) bytes", unknown: true)
             }
             layout.blocks.append(block)
@@ -109,7 +114,8 @@ public struct FLACFormat: FormatHandler {
     public func clean(_ input: any ByteSource, scan: ScanResult<FLACLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         var out = OutputPlan()
-        out.append(leading: layout.leading, keeps: plan.keeps)
+        let cleaned = try scan.cleanedEmbeddedFiles(plan)
+        out.append(leading: layout.leading, keeps: plan.keeps, cleaned: cleaned)
         out.copy(layout.magic..<layout.magic + 4)
         // Each kept block: its type, and either its payload range or new bytes.
         enum Payload { case copy(Range<Int64>), bytes([UInt8]) }
@@ -119,7 +125,13 @@ public struct FLACFormat: FormatHandler {
             if let comment = block.comment {
                 kept.append((4, comment.unchanged(keeps: plan.keeps) ? .copy(block.payload) : .bytes(comment.rebuilt(keeps: plan.keeps))))
             } else if let item = block.item {
-                if plan.keeps(item) { kept.append((block.type, .copy(block.payload))) }
+                if let picture = cleaned[item], let at = block.pictureLengthAt {
+                    // The PICTURE block as it was up to the picture's length, then the cleaned picture.
+                    let head = try input.read(at: block.payload.lowerBound, count: at)
+                    kept.append((block.type, .bytes(head + BigEndian.bytes32(picture.count) + picture)))
+                } else if plan.keeps(item) {
+                    kept.append((block.type, .copy(block.payload)))
+                }
             } else {
                 kept.append((block.type, .copy(block.payload)))
             }
@@ -148,6 +160,24 @@ public struct FLACFormat: FormatHandler {
             result.notes.append(Note(.info, code: "flac-padding-dropped", "PADDING blocks were dropped (they can hold bytes of earlier tags)"))
         }
         return result
+    }
+
+    /// Looks into a PICTURE block's picture (after its type, MIME type, description, dimensions and length) with
+    /// the picture's own handler; returns where the picture's length is in the payload when it can be kept cleaned.
+    static func picture(in input: any ByteSource, block: FLACLayout.Block, into found: inout ItemCollector) throws -> Int? {
+        guard let item = block.item, block.length >= 32 else { return nil }
+        let payload = try input.read(at: block.payload.lowerBound, count: block.length)
+        var at = 4
+        let mime = Int(BigEndian.u32(payload, at))
+        at += 4 + mime
+        guard at + 4 <= payload.count else { return nil }
+        let description = Int(BigEndian.u32(payload, at))
+        at += 4 + description + 16
+        guard at + 4 <= payload.count else { return nil }
+        let length = Int(BigEndian.u32(payload, at))
+        guard at + 4 + length == payload.count else { return nil }
+        let picture = Array(payload[(at + 4)...])
+        return found.embeddedFile(picture, item: item, origin: block.payload.lowerBound + Int64(at + 4)) ? at : nil
     }
 
     public func verifyContent(original: any ByteSource, _ before: FLACLayout, cleaned: any ByteSource, _ after: FLACLayout, result: CleanResult) throws -> ContentCheck {

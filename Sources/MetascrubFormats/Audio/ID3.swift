@@ -29,6 +29,10 @@ struct ID3Tag {
     var unparsed: Range<Int>?
     var unparsedItem: Int?
     var hadExtendedHeader = false
+    /// File offset of `body[0]` when the body is stored as it is (no tag-level unsynchronisation undone).
+    var bodyOrigin: Int64?
+    /// Picture frames looked into as files of their own: frame index → where the picture starts in `body`.
+    var pictures: [Int: Int] = [:]
 
     /// Size of the tag starting at `offset` from its 10-byte header, or nil when there is no "ID3" header there.
     static func size(_ source: any ByteSource, at offset: Int64) throws -> Int64? {
@@ -101,6 +105,7 @@ struct ID3Tag {
         }
         body = Array(body[start...])
         tag.body = body
+        if flags & 0x80 == 0 || major == 4 { tag.bodyOrigin = offset + 10 + Int64(start) }
         tag.frames = parseFrames(body, major: major)
         let parsedEnd = tag.frames.last?.range.upperBound ?? 0
         if body[parsedEnd...].contains(where: { $0 != 0 }) { tag.unparsed = parsedEnd..<body.count }
@@ -167,6 +172,13 @@ struct ID3Tag {
                 offset: fileRange.lowerBound, length: Int64(frame.range.count), value: value,
                 detail: "\(version) \(frame.id) frame, \(payload.count) bytes", isUnknown: !known))
             frames[index].item = items.count - 1
+            // Frames kept whole (TXXX, COMM, PRIV, GEOB, any text frame): a position or a metadata block inside
+            // becomes an item of its own. Cover art (APIC/PIC) is an embedded file, not text.
+            if frame.id != "APIC" && frame.id != "PIC" {
+                var notes: [Note] = []
+                ContentInspector.inspect(Array(payload), origin: fileRange.lowerBound + 10 + Int64(frame.range.lowerBound + frame.headerSize),
+                                         parent: items.count - 1, options: options, items: &items, notes: &notes)
+            }
         }
         if let unparsed {
             items.append(MetadataItem(key: "id3:unparsed", category: .content, location: "\(location)/unparsed",
@@ -182,11 +194,17 @@ struct ID3Tag {
     /// The tag with only the kept frames: nil when nothing is kept, nil-changes signalled by `unchanged`.
     enum Rebuilt { case unchanged, drop, replace([UInt8]) }
 
-    func rebuild(keeps: (Int) -> Bool) -> Rebuilt {
+    /// `cleaned`: picture frames kept with a cleaned picture (item → the picture's cleaned bytes).
+    func rebuild(keeps: (Int) -> Bool, cleaned: [Int: [UInt8]] = [:]) -> Rebuilt {
         let all = itemIndices
         let kept = all.filter(keeps)
-        if kept.count == all.count && !all.isEmpty { return .unchanged }
-        let frameBytes = frames.filter { keeps($0.item) }.flatMap { body[$0.range] }
+        let recleaned = frames.indices.filter { cleaned[frames[$0].item] != nil }
+        if kept.count == all.count && !all.isEmpty && recleaned.isEmpty { return .unchanged }
+        let frameBytes = frames.indices.flatMap { index -> [UInt8] in
+            let frame = frames[index]
+            if let picture = cleaned[frame.item], let rebuilt = self.frame(index, withPicture: picture) { return rebuilt }
+            return keeps(frame.item) ? Array(body[frame.range]) : []
+        }
         if frameBytes.isEmpty { return .drop }
         // No unsynchronisation, no extended header, no footer: the kept frames as they were.
         return .replace([0x49, 0x44, 0x33, major, revision, 0] + ID3Tag.syncsafeBytes(frameBytes.count) + frameBytes)
@@ -196,9 +214,9 @@ struct ID3Tag {
 extension OutputPlan {
     /// ID3v2 tags in front of the audio (MP3, and FLAC files that carry one), each copied, dropped or rebuilt
     /// with its kept frames.
-    mutating func append(leading tags: [ID3Tag], keeps: (Int) -> Bool) {
+    mutating func append(leading tags: [ID3Tag], keeps: (Int) -> Bool, cleaned: [Int: [UInt8]] = [:]) {
         for tag in tags {
-            switch tag.rebuild(keeps: keeps) {
+            switch tag.rebuild(keeps: keeps, cleaned: cleaned) {
             case .unchanged: copy(tag.fileRange)
             case .drop: break
             case .replace(let bytes): append(bytes)

@@ -56,6 +56,12 @@ struct IFFAudio {
     /// The chunks a cut file may end inside: sample data, which holds no metadata.
     static let sampleData: Set<String> = ["data", "SSND"]
 
+    /// Inspects the bytes an item covers (a RIFF INFO subchunk: its header is part of the range).
+    func inspectRange(_ i: Int, _ input: any ByteSource, _ found: inout ItemCollector) throws {
+        guard let offset = found.items[i].offset, let length = found.items[i].length, length <= Int64(ContentInspector.limit) else { return }
+        found.inspect(i, payload: try input.read(at: offset, count: Int(length)), origin: offset)
+    }
+
     func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<IFFLayout> {
         let form = try IFFForm.parse(input, format: format, forms: forms, cutChunks: options.tolerateDamage ? Self.sampleData : [])
         var found = ItemCollector(options)
@@ -86,12 +92,15 @@ struct IFFAudio {
                 let type = try input.read(at: chunk.payloadOffset, count: 4)
                 let listType = String(decoding: type, as: UTF8.self)
                 if listType == "INFO" && parseable {
+                    let first = found.next
                     contents.append(.info(try info(input, chunk: chunk, options: options, into: &found.items)))
+                    for i in first..<found.next { try inspectRange(i, input, &found) }
                 } else {
                     let printable = type.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
                     let label = printable ? listType.trimmingSuffixSpaces : "?"
                     contents.append(add("\(namespace):LIST/\(label)", listType == "adtl" ? .content : NameClassifier.category(of: label, otherwise: .content),
                                         "LIST '\(label)', \(chunk.size) bytes", unknown: listType != "adtl" && listType != "INFO"))
+                    if parseable, case .item(let i) = contents.last { found.inspect(i, payload: try input.read(at: chunk.payloadOffset, count: Int(chunk.size)), origin: chunk.payloadOffset) }
                 }
             case .xmp where parseable:
                 let packet = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
@@ -107,6 +116,8 @@ struct IFFAudio {
                 }
             case .item(let key, let category, let detail, let unknown):
                 contents.append(add(key, category, "\(detail), \(chunk.size) bytes", unknown: unknown))
+                // Kept whole (iXML, bext, axml, cart…): what the chunk holds decides with it (a LOCATION_GPS in iXML).
+                if parseable, case .item(let i) = contents.last { found.inspect(i, payload: try input.read(at: chunk.payloadOffset, count: Int(chunk.size)), origin: chunk.payloadOffset) }
             case .list, .xmp, .id3:
                 contents.append(add("\(namespace):\(name)", .content, "\(name) chunk too large to parse, \(chunk.size) bytes", unknown: true))
             }

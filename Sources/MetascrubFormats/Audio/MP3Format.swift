@@ -38,6 +38,7 @@ public struct MP3Format: FormatHandler {
         while leading.count < Self.maxLeadingTags, let size = try ID3Tag.size(input, at: position) {
             var tag = try ID3Tag.parse(input, at: position, end: input.size, format: Self.format, path: "ID3v2 tag #\(leading.count + 1)")
             tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &found.items)
+            tag.itemisePictures(into: &found)
             leading.append(tag)
             position += size
         }
@@ -106,7 +107,7 @@ public struct MP3Format: FormatHandler {
         case .mp3(let mp3): layout = mp3
         }
         var out = OutputPlan()
-        out.append(leading: layout.leading, keeps: plan.keeps)
+        out.append(leading: layout.leading, keeps: plan.keeps, cleaned: try scan.cleanedEmbeddedFiles(plan))
         // Zero padding between the tags and the first frame is dropped; unknown bytes there go unless kept.
         if let junk = layout.junk, let item = layout.junkItem, plan.keeps(item) { out.copy(junk) }
         if let lame = layout.lame, let item = layout.lameItem, !plan.keeps(item) {

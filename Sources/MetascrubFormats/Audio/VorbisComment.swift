@@ -93,6 +93,12 @@ struct VorbisComment {
                                       offset: origin, length: Int64(field.count), value: value,
                                       detail: picture ? "embedded picture (base64), \(field.count) bytes" : "Vorbis comment field"))
             fieldItems.append(items.count - 1)
+            // A field is kept or dropped whole: a position written in its text decides it (base64 pictures are
+            // embedded files, not text).
+            if !picture {
+                var notes: [Note] = []
+                ContentInspector.inspect(field, origin: origin, parent: items.count - 1, options: options, items: &items, notes: &notes)
+            }
         }
     }
 

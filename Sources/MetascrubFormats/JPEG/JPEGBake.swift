@@ -4,12 +4,18 @@ import MetascrubNative
 
 /// Whether a JPEG's EXIF orientation can be baked into the image as the policy asks.
 ///
-/// The answer depends only on the coded image and the orientation value, both of which a clean leaves as
-/// they are when it keeps the tag, so scan, clean and a second clean always agree (clean is a fixed point).
-/// Cheapest evidence first: the transform and the MCU alignment decide whether a perfect DCT-domain transform
-/// exists at all; then a band of the first MCU rows is transformed and decoded both ways, which settles real
-/// photos (decoder rounding differs almost everywhere) for a few kilobytes of decoding; only a band that
-/// decodes identically leads to decoding and comparing the whole image, once.
+/// The answer depends only on the coded image, the orientation value and the policy's budgets, all of which a
+/// clean leaves as they are when it keeps the tag, so scan, clean and a second clean always agree (clean is a
+/// fixed point). Its cost is bounded whatever the content (issue 25):
+/// 1. the transform and the MCU alignment decide whether a perfect DCT-domain transform exists at all (header);
+/// 2. an image over the pixel budget (`max-pixels`) keeps its tag without decoding anything: a 4 MB JPEG may
+///    declare 16000×16000 pixels (1.5 GB and 9 s to decode both ways);
+/// 3. a band of the first MCU rows is transformed and decoded both ways, which settles real photos (decoder
+///    rounding differs almost everywhere) for a few kilobytes of decoding;
+/// 4. only an image whose band decodes identically (flat regions: a sky, a night shot, a synthetic image) and
+///    that is at most `proofPixels` is decoded whole, both ways, to prove every pixel; a larger one keeps its
+///    tag with that reason. Proving a 12 MP photo would cost 20× its upright twin, and the tag it keeps is
+///    harmless (viewers display the same; `orientation: rotate` bakes anyway).
 enum JPEGBake {
     enum Decision: Equatable {
         /// Orientation 1, or a value that means nothing: the tag can simply go.
@@ -20,8 +26,11 @@ enum JPEGBake {
 
     /// MCU rows in the sample band.
     static let bandRows = 2
+    /// The largest image a bake decision decodes whole to prove a rotation exact: about 10 ms of decoding.
+    static let proofPixels = 1 << 20
 
-    static func decide(_ input: any ByteSource, _ layout: JPEGLayout, mode: Policy.OrientationMode) -> Decision {
+    static func decide(_ input: any ByteSource, _ layout: JPEGLayout, policy: Policy, proofPixels: Int = JPEGBake.proofPixels) -> Decision {
+        let mode = policy.orientation
         guard let orientation = layout.orientation, let transform = JPEGFormat.transform(forOrientation: orientation) else {
             return .drop
         }
@@ -31,12 +40,19 @@ enum JPEGBake {
         guard frame.isPerfect(for: transform) else {
             return .keep(reason: "\(frame.width)×\(frame.height) is not a whole number of \(frame.mcuWidth)×\(frame.mcuHeight) MCUs, so it cannot be rotated losslessly without cropping")
         }
+        // The transform holds every coefficient and its verification decodes the image: both are whole-image work.
+        guard PixelBudget.allows(width: frame.width, height: frame.height, limit: policy.maxPixels) else {
+            return .keep(reason: "\(frame.width)×\(frame.height) is over the pixel budget of \(PixelBudget.describe(policy.maxPixels)) (`--max-pixels`, policy `max-pixels:`), so the image is not rotated or decoded")
+        }
         if mode == .rotate { return .transform(transform) }
         let inexact = "a lossless rotation would not decode to exactly the same pixels (decoder rounding), so the display would change; `orientation: rotate` bakes anyway"
         if let band = band(input, layout.structure, frame) {
             guard (try? exact(band, orientation: orientation, transform, tolerant: true)) == true else {
                 return .keep(reason: inexact)
             }
+        }
+        guard frame.width * frame.height <= min(proofPixels, policy.maxPixels) else {
+            return .keep(reason: "proving that a lossless rotation displays exactly the same would mean decoding all \(frame.width)×\(frame.height) pixels twice, over the \(PixelBudget.describe(min(proofPixels, policy.maxPixels))) a bake decision decodes; `orientation: rotate` bakes anyway")
         }
         guard input.size <= JPEGFormat.transformLimit, let whole = try? input.readAll(),
               let same = try? exact(whole, orientation: orientation, transform, tolerant: false) else {

@@ -77,14 +77,15 @@ public struct JPEGFormat: FormatHandler {
             }
         }
         afterMPF.append([0xFF, 0xD9])
+        let trailer = Self.keptTrailer(layout, plan, cleaned: try scan.cleanedEmbeddedFiles(plan))
         if let segmentBytes = mpf {
             let headerAt = out.size + 8
             let imageEnd = out.size + Int64(segmentBytes.count) + afterMPF.size
             var keptTrailer: [(old: Range<Int64>, new: Int64)] = []
             var at = imageEnd
-            for part in Self.keptTrailer(layout, plan) {
-                keptTrailer.append((part, at))
-                at += Int64(part.count)
+            for part in trailer {
+                keptTrailer.append((part.old, at))
+                at += part.size
             }
             out.append(MPFPatch.relocate(segmentBytes, oldHeaderAt: structure.segments.first { $0.role == .mpf }!.payloadOffset + 4,
                                          newHeaderAt: headerAt, primarySize: imageEnd, moves: keptTrailer))
@@ -93,14 +94,19 @@ public struct JPEGFormat: FormatHandler {
             }
         }
         out.append(contentsOf: afterMPF)
-        for part in Self.keptTrailer(layout, plan) { out.copy(part) }
+        for part in trailer { out.append(part.piece) }
         try out.write(from: input, to: output)
         return result
     }
 
-    /// The bytes after EOI the plan keeps, in file order.
-    static func keptTrailer(_ layout: JPEGLayout, _ plan: CleanPlan) -> [Range<Int64>] {
-        layout.trailerParts.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }).filter { plan.keeps($0.item) }.map(\.range)
+    /// The parts after EOI the plan keeps, in file order: copied, or (an image appended after this one, kept
+    /// cleaned) its cleaned bytes.
+    static func keptTrailer(_ layout: JPEGLayout, _ plan: CleanPlan, cleaned: [Int: [UInt8]]) -> [(old: Range<Int64>, piece: OutputPlan.Piece, size: Int64)] {
+        layout.trailerParts.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }).compactMap { part in
+            if let bytes = cleaned[part.item] { return (part.range, .bytes(bytes), Int64(bytes.count)) }
+            guard plan.keeps(part.item) else { return nil }
+            return (part.range, .copy(offset: part.range.lowerBound, count: Int64(part.range.count)), Int64(part.range.count))
+        }
     }
 
     /// The bytes that replace one metadata segment, or nil to drop it.
@@ -185,7 +191,7 @@ public struct JPEGFormat: FormatHandler {
         guard !policy.allowReencode, let item = layout.orientationItem,
               findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
         var settled = findings
-        if case .keep(let reason) = JPEGBake.decide(input, layout, mode: policy.orientation) {
+        if case .keep(let reason) = JPEGBake.decide(input, layout, policy: policy) {
             settled.keep(item, because: reason)
         }
         return settled
@@ -196,7 +202,8 @@ public struct JPEGFormat: FormatHandler {
         let layout = scan.layout
         guard let item = layout.orientationItem, let orientation = layout.orientation,
               plan.findings.indices.contains(item), plan.disposition(item) == .bake,
-              case .keep(let reason) = JPEGBake.decide(input, layout, mode: plan.policy.orientation) else { return nil }
+              // The alternative is a re-encode, which decodes the whole image anyway: the proof may go up to the budget.
+              case .keep(let reason) = JPEGBake.decide(input, layout, policy: plan.policy, proofPixels: plan.policy.maxPixels) else { return nil }
         return ReencodableBake(coding: .jpeg, orientation: orientation, item: item, reason: reason)
     }
 

@@ -173,6 +173,8 @@ enum JPEGScanner {
             for gap in Trailer.gaps(in: trailer, excluding: covered) {
                 found.items.append(try Trailer.item(key: "jpeg:trailer", range: gap, in: source, location: "after EOI", after: "EOI"))
                 layout.trailerParts.append((gap, found.items.count - 1))
+                // An image appended after this one (a second JPEG) is looked into by its own handler.
+                try found.embeddedFile(in: source, gap, item: found.items.count - 1)
             }
         }
         return found.result(layout)

@@ -15,14 +15,20 @@ struct MP4Cleaner {
     private var removedTracks = Set<UInt32>()
     private var dropped = Set<Int64>()
     private var handlerNames = Set<Int64>()
+    /// Bytes in `mdat` no track references, cut with the removed tracks' chunks.
+    private var unreferenced: [Range<Int64>] = []
     private var patches: [(range: Range<Int64>, bytes: [UInt8])] = []
     private var xmp: [Int64: (box: Box, outcome: EmbeddedMetadata.Outcome)] = [:]
+    /// Embedded files kept cleaned (item → cleaned bytes), and the boxes rebuilt around them (offset → bytes).
+    private let cleaned: [Int: [UInt8]]
+    private var rebuilt: [Int64: [UInt8]] = [:]
 
-    init(source: any ByteSource, layout: MP4Layout, plan: CleanPlan) {
+    init(source: any ByteSource, layout: MP4Layout, plan: CleanPlan, cleaned: [Int: [UInt8]] = [:]) {
         self.source = source
         self.layout = layout
         self.plan = plan
         self.reader = BoxReader(source, format: layout.format)
+        self.cleaned = cleaned
     }
 
     var format: String { layout.format }
@@ -50,7 +56,7 @@ struct MP4Cleaner {
         var pieces: [Piece] = []
         let keptChunks = keptTracks.flatMap { $0.samples.chunks.map(\.range) }
         let removedChunks = layout.tracks.filter { removedTracks.contains($0.id) }.flatMap { $0.samples.chunks.map(\.range) }
-        let cuts = ByteSplice.subtract(removedChunks, keptChunks)
+        let cuts = ByteSplice.subtract(removedChunks + unreferenced, keptChunks)
         for (index, box) in layout.top.enumerated() {
             if index == layout.moovIndex {
                 pieces.append(.moov)
@@ -129,12 +135,19 @@ struct MP4Cleaner {
     // MARK: - Decisions
 
     private mutating func decide() throws {
-        for (index, edit) in layout.edits where !plan.keeps(index) {
+        // A cover kept cleaned: the `covr` entry with its `data` box's type and locale and the cleaned picture.
+        for (index, picture) in cleaned {
+            guard let box = layout.covers[index] else { continue }
+            let payload = try reader.payload(of: box)
+            rebuilt[box.offset] = BoxWriter.box("covr", BoxWriter.box("data", Array(payload[8..<16]) + picture))
+        }
+        for (index, edit) in layout.edits where !plan.keeps(index) && cleaned[index] == nil {
             switch edit {
             case .drop(let box): dropped.insert(box.offset)
             case .patch(let list): patches += list
             case .handlerName(let box): handlerNames.insert(box.offset)
             case .dropTrack(let id): removedTracks.insert(id)
+            case .cut(let list): unreferenced += list
             case .xmp, .none: break
             }
         }
@@ -168,6 +181,7 @@ struct MP4Cleaner {
     /// The node rebuilt, or nil when it goes. `offsets` maps an old chunk range to its new file offset.
     private func build(_ node: MovieNode, offsets: (Range<Int64>) -> Int64?) throws -> [UInt8]? {
         let box = node.box
+        if let bytes = rebuilt[box.offset] { return bytes }
         if dropped.contains(box.offset) { return nil }
         if let edit = xmp[box.offset] {
             switch edit.outcome {

@@ -15,7 +15,7 @@ public struct MP4Format: FormatHandler {
 
     public func clean(_ input: any ByteSource, scan: ScanResult<MP4Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
-        var cleaner = MP4Cleaner(source: input, layout: layout, plan: plan)
+        var cleaner = MP4Cleaner(source: input, layout: layout, plan: plan, cleaned: try scan.cleanedEmbeddedFiles(plan))
         return try cleaner.run(to: output)
     }
 

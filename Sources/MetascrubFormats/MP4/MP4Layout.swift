@@ -30,6 +30,8 @@ enum MP4Edit {
     case dropTrack(UInt32)
     /// An XMP packet (uuid or XMP_ box) rebuilt with its kept properties, or removed.
     case xmp(Box, EmbeddedMetadata)
+    /// Bytes inside `mdat` no track references, cut out of it.
+    case cut([Range<Int64>])
     /// Decided by the items inside (a `meta` box whose ilst entries are items of their own).
     case none
 }
@@ -50,6 +52,8 @@ public struct MP4Layout: Sendable {
     var edits: [Int: MP4Edit] = [:]
     /// Item owning the trailer.
     var trailerItem: Int?
+    /// `covr` entries whose picture was looked into as a file of its own (item → the entry's box).
+    var covers: [Int: Box] = [:]
     /// Escaped SEI payload ranges of the original that a clean may overwrite (the verifier skips them).
     var seiRanges: [Range<Int64>] = []
 

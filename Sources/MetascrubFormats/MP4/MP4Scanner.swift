@@ -60,6 +60,7 @@ struct MP4Scanner {
             found.items.append(try Trailer.item(key: "mp4:trailer", range: trailer, in: source, location: "trailer", after: "the last box"))
         }
         try scanStreamSEI()
+        try scanUnreferenced()
         layout.seiRanges.sort { $0.lowerBound < $1.lowerBound }
         if layout.fragmented {
             found.notes.append(Note(.info, code: "mp4-fragmented", "fragmented movie: fragments are copied unchanged; only the movie box is rewritten"))
@@ -339,13 +340,12 @@ struct MP4Scanner {
         return stride(from: 0, to: payload.count - 3, by: 4).map { UInt32(BigEndian.u32(payload, $0)) }
     }
 
-    /// Drone and dash-cam subtitle tracks carry coordinates as text: look at the first samples.
+    /// Drone and dash-cam subtitle tracks carry coordinates as text: the first samples are looked at with the
+    /// detector every container with text tracks shares (`LocationShapes.holdsPosition`).
     func looksLikeTelemetry(_ track: MP4Track) throws -> Bool {
-        for chunk in track.samples.chunks.prefix(3) where chunk.size > 0 {
-            let bytes = try source.read(at: chunk.offset, count: Int(min(chunk.size, 4096)), format: format, path: track.node.box.path)
-            let text = String(decoding: bytes, as: UTF8.self).lowercased()
-            if ["gps", "latitude", "longitude", "lat:", "lon:", "[lat", "[lon"].contains(where: text.contains) { return true }
+        let samples = try track.samples.chunks.prefix(3).filter { $0.size > 0 }.map {
+            try source.read(at: $0.offset, count: Int(min($0.size, 4096)), format: format, path: track.node.box.path)
         }
-        return false
+        return LocationShapes.holdsPosition(samples) != nil
     }
 }

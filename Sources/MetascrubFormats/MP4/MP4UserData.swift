@@ -63,8 +63,9 @@ extension MP4Scanner {
                         known = false
                     }
                     let text = try? ilstText(entry.box)
-                    add(name, category, entry.box, detail: "metadata item, \(entry.box.size) bytes", value: text,
-                        unknown: !known, edit: .drop(entry.box))
+                    let item = add(name, category, entry.box, detail: "metadata item, \(entry.box.size) bytes", value: text,
+                                   unknown: !known, edit: .drop(entry.box))
+                    if entry.type == "covr" { try scanCover(entry.box, item: item) }
                 }
             case "xml ":
                 try scanXMP(child.box, payloadOffset: child.box.payloadOffset + 4)
@@ -75,6 +76,15 @@ extension MP4Scanner {
                     detail: "meta box \(child.type), \(child.box.size) bytes", unknown: true, edit: .drop(child.box))
             }
         }
+    }
+
+    /// Cover art: a `covr` entry holding one `data` box (type, locale, then the picture) is looked into as a
+    /// file of its own (`EmbeddedFile`); the cleaner rebuilds the entry around the cleaned picture.
+    mutating func scanCover(_ box: Box, item: Int) throws {
+        guard box.payloadSize >= 24, box.payloadSize <= Int64(EmbeddedFile.sizeLimit) else { return }
+        let payload = try reader.payload(of: box)
+        guard BigEndian.u32(payload, 0) == payload.count, FourCC(bytes: payload[4..<8]) == "data" else { return }
+        if found.embeddedFile(Array(payload[16...]), item: item, origin: box.payloadOffset + 16) { layout.covers[item] = box }
     }
 
     /// The text of an ilst entry's `data` box (type 1: UTF-8) for `--show-values`.

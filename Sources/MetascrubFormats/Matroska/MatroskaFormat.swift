@@ -10,6 +10,8 @@ public struct MatroskaLayout: Sendable {
         case zeroData(Range<Int64>)
         /// Overwrite bytes with same-length replacements (SEI user data inside blocks).
         case patch([(range: Range<Int64>, bytes: [UInt8])])
+        /// Replace each element by a Void of the same size (every block and Cue entry of a dropped track).
+        case voidEach([Range<Int64>])
     }
 
     struct Seek {
@@ -36,6 +38,11 @@ public struct MatroskaLayout: Sendable {
     var clusterCRCs: [Range<Int64>] = []
     var trailer: Range<Int64>?
     var trailerItem: Int?
+    /// Ranges inside `core` a clean may void (blocks and Cue entries of a telemetry track, elements a Cluster
+    /// does not define, the Cues CRC-32): the verifier skips them.
+    var holes: [Range<Int64>] = []
+    /// Codec fields of text tracks, compared where the track stays.
+    var textCore: [Range<Int64>] = []
 }
 
 /// Matroska and WebM (EBML, RFC 8794/9559): metadata is overwritten in place with Void elements of the same
@@ -92,6 +99,12 @@ public struct MatroskaFormat: FormatHandler {
         "application/vnd.ms-opentype", "application/font-sfnt", "application/x-font-truetype",
     ]
 
+    /// A font by its magic bytes: TrueType (0x00010000, `true`), OpenType (`OTTO`), a collection (`ttcf`),
+    /// WOFF/WOFF2.
+    static func isFont(_ head: [UInt8]) -> Bool {
+        head == [0, 1, 0, 0] || [Array("OTTO".utf8), Array("true".utf8), Array("ttcf".utf8), Array("wOFF".utf8), Array("wOF2".utf8)].contains(head)
+    }
+
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MatroskaLayout> {
         try Scanner.scan(input, options: options)
     }
@@ -111,12 +124,14 @@ public struct MatroskaFormat: FormatHandler {
         }
         var padding = SameOffset.Padding(groups: layout.groups, removed: removed, outermostOnly: true)
         var replaced: [(range: Range<Int64>, bytes: [UInt8])] = []
+        var voids: [Range<Int64>] = []
         for i in removed.sorted() {
             for action in layout.actions[i] ?? [] {
                 switch action {
                 case .void(let r): padding.pad(r)
                 case .zeroData(let r): padding.zero(r)
                 case .patch(let list): replaced += list
+                case .voidEach(let list): voids += list
                 }
             }
         }
@@ -126,7 +141,8 @@ public struct MatroskaFormat: FormatHandler {
             padding.pad(seek.range)
         }
         var patches = InPlacePatches()
-        for r in padding.padded {
+        // Many small elements (a block per frame): written directly, not checked against each other.
+        for r in padding.padded + voids.filter({ !padding.covers($0) }) {
             guard let header = EBML.void(Int64(r.count)) else {
                 throw MetascrubError.malformed(format: Self.format, path: "Void", offset: r.lowerBound, reason: "element too small to replace")
             }
@@ -135,7 +151,8 @@ public struct MatroskaFormat: FormatHandler {
         }
         for r in padding.zeroed { patches.zero(r) }
         for (r, bytes) in replaced where !padding.covers(r) { patches.add(r.lowerBound, bytes) }
-        for (crc, covered) in layout.checksums where !padding.covers(crc) && patches.ranges.contains(where: { $0.overlaps(covered) }) {
+        let changed = patches.ranges.sorted { $0.lowerBound < $1.lowerBound }
+        for (crc, covered) in layout.checksums where !padding.covers(crc) && Self.overlaps(changed, covered) {
             let value = try patches.crc32(input, covered)
             patches.add(crc.lowerBound, ByteOrder.little.bytes(value))
         }
@@ -146,9 +163,22 @@ public struct MatroskaFormat: FormatHandler {
 
     public func verifyContent(original: any ByteSource, _ before: MatroskaLayout, cleaned: any ByteSource, _ after: MatroskaLayout, result: CleanResult) throws -> ContentCheck {
         let method = "EBML header, Info timing, track codec fields, Cues and all \(before.clusters) Clusters byte-identical at the same offsets"
-        return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core, sameLayout: before.core == after.core && before.clusters == after.clusters,
+        // Text tracks that stay keep their codec fields byte for byte; a dropped one has no entry left to compare.
+        let kept = Set(after.textCore.map(\.lowerBound))
+        return try SameOffset.verify(original: original, cleaned: cleaned, core: before.core + before.textCore.filter { kept.contains($0.lowerBound) },
+                                     sameLayout: before.core == after.core && before.clusters == after.clusters,
                                      method: method, part: "element",
-                                     holes: (before.seiRanges + before.clusterCRCs).sorted { $0.lowerBound < $1.lowerBound })
+                                     holes: (before.seiRanges + before.clusterCRCs + before.holes).sorted { $0.lowerBound < $1.lowerBound })
+    }
+
+    /// Whether any of `sorted` (by lower bound, not overlapping) overlaps `range`.
+    static func overlaps(_ sorted: [Range<Int64>], _ range: Range<Int64>) -> Bool {
+        var lo = 0, hi = sorted.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if sorted[mid].upperBound <= range.lowerBound { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < sorted.count && sorted[lo].lowerBound < range.upperBound
     }
 }
 

@@ -29,28 +29,6 @@ extension MatroskaFormat.Scanner {
         }
     }
 
-    /// Every SimpleBlock and Block of the Cluster that belongs to an H.264/HEVC track.
-    mutating func clusterSEI(_ cluster: EBMLElement) throws {
-        guard !layout.nalTracks.isEmpty else { return }
-        var at = cluster.dataOffset
-        var first = true
-        while at < cluster.end {
-            let e = try EBML.header(input, at: at, limit: cluster.end, path: "Cluster")
-            if first, e.id == MatroskaFormat.ID.crc, e.dataSize == 4 {
-                layout.checksums.append((e.data, e.end..<cluster.end))
-                layout.clusterCRCs.append(e.data)
-            }
-            first = false
-            switch e.id {
-            case BlockID.simpleBlock: try blockSEI(e)
-            case BlockID.blockGroup:
-                for c in try EBML.children(input, of: e, path: "Cluster/BlockGroup") where c.id == BlockID.block { try blockSEI(c) }
-            default: break
-            }
-            at = e.end
-        }
-    }
-
     /// A block's header: track number (a vint), a 16-bit timecode and flags; laced blocks are left alone
     /// (video is never laced in practice).
     mutating func blockSEI(_ block: EBMLElement) throws {

@@ -8,6 +8,9 @@ extension MatroskaFormat {
         var layout = MatroskaLayout()
         var elements = 0
         var seiTally = SampleSEI.Tally()
+        /// Text subtitle tracks by number, and Cue entries by track (for dropping a telemetry track).
+        var textTracks: [UInt64: TextTrack] = [:]
+        var cueEntries: [UInt64: [Range<Int64>]] = [:]
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
@@ -77,6 +80,7 @@ extension MatroskaFormat {
             }
             guard segments > 0 else { throw MetascrubError.truncated(format: format, path: "Segment", offset: at, needed: 12) }
             finishSEI()
+            finishTextTracks()
         }
 
         mutating func segment(_ seg: EBMLElement, number: Int) throws {
@@ -108,12 +112,15 @@ extension MatroskaFormat {
                 case ID.cluster:
                     layout.core.append(e.range)
                     layout.clusters += 1
-                    if !e.cut { try clusterSEI(e) }
-                case ID.cues: layout.core.append(e.range)
+                    if !e.cut { try cluster(e) }
+                case ID.cues:
+                    layout.core.append(e.range)
+                    try cues(e)
                 case ID.tags: try tags(e, number: n[e.id] ?? 1)
                 case ID.attachments: try attachments(e)
                 case ID.chapters:
-                    _ = add("matroska:chapters", .content, e, location: "\(loc)/Chapters", detail: "chapter list, \(e.dataSize) bytes", action: .void(e.range))
+                    let chapters = add("matroska:chapters", .content, e, location: "\(loc)/Chapters", detail: "chapter list, \(e.dataSize) bytes", action: .void(e.range))
+                    found.inspect(chapters, payload: try EBML.bytes(input, e, limit: ContentInspector.limit), origin: e.dataOffset)
                 case ID.void:
                     try void(e, location: "\(loc)/Void")
                 case ID.crc:
@@ -191,6 +198,7 @@ extension MatroskaFormat {
             for entry in children where entry.id == ID.trackEntry {
                 number += 1
                 try noteVideoTrack(entry)
+                let text = try noteTextTrack(entry, entryNumber: number)
                 for c in try EBML.children(input, of: entry, path: "Tracks/TrackEntry") {
                     let loc = "Segment/Tracks/TrackEntry#\(number)"
                     if let (key, category) = MatroskaFormat.trackFields[c.id] {
@@ -204,7 +212,8 @@ extension MatroskaFormat {
                                 detail: "deprecated TrackTimestampScale at its default 1.0 (a muxer fingerprint; removing it changes no timing)",
                                 action: .void(c.range))
                     } else if c.id != ID.void && c.id != ID.crc {
-                        layout.core.append(c.range)
+                        // A text track may be dropped whole (telemetry): its fields are compared only where it stays.
+                        if text { layout.textCore.append(c.range) } else { layout.core.append(c.range) }
                     }
                 }
             }
@@ -265,6 +274,10 @@ extension MatroskaFormat {
             let item = add("matroska:tag:\(name)", category, s, location: "\(location)/\(name)", detail: "tag \(name), \(s.dataSize) bytes",
                            value: value, parent: parent, action: parent == nil ? .void(s.range) : nil)
             mine.append(item)
+            // A tag is kept or dropped whole: a position or metadata block in its value decides it.
+            for v in fields where v.id == ID.tagString || v.id == 0x4485 /* TagBinary */ {
+                mine += found.inspect(item, payload: try EBML.bytes(input, v, limit: ContentInspector.limit), origin: v.dataOffset)
+            }
             for nested in fields where nested.id == ID.simpleTag {
                 try simpleTag(nested, location: "\(location)/\(name)", parent: item, depth: depth + 1, into: &mine)
             }
@@ -281,12 +294,13 @@ extension MatroskaFormat {
                 let type = try fields.first { $0.id == ID.fileMediaType }.map { String(decoding: try EBML.bytes(input, $0, limit: 256).prefix { $0 != 0 }, as: UTF8.self) } ?? ""
                 let fileName = try fields.first { $0.id == ID.fileName }.map { String(decoding: try EBML.bytes(input, $0, limit: 1024).prefix { $0 != 0 }, as: UTF8.self) } ?? ""
                 let size = fields.first { $0.id == ID.fileData }?.dataSize ?? 0
-                let lowerName = fileName.lowercased()
-                let font = MatroskaFormat.fontTypes.contains(type.lowercased()) || type.lowercased().hasPrefix("font/")
-                    || [".ttf", ".otf", ".ttc", ".woff", ".woff2"].contains { lowerName.hasSuffix($0) }
+                // What the bytes are decides, not the name or the MIME type: a "font.ttf" holding a photo is a photo.
+                let head = try fields.first { $0.id == ID.fileData }.map { try EBML.bytes(input, $0, limit: 4) } ?? []
+                let font = MatroskaFormat.isFont(head)
                 let safeType = type.filter { $0.isASCII && ($0.isLetter || $0.isNumber || "/-.+".contains($0)) }
                 let item = add("matroska:attachment", font ? .rendering : .embedded, file, location: "Segment/Attachments/AttachedFile#\(number)",
-                               detail: font ? "font attachment (\(safeType)), \(size) bytes: subtitles need it" : "\(safeType.isEmpty ? "untyped" : safeType) attachment, \(size) bytes",
+                               detail: font ? "font attachment (\(safeType)), \(size) bytes: subtitles need it"
+                                : "\(safeType.isEmpty ? "untyped" : safeType) attachment, \(size) bytes\(MatroskaFormat.fontTypes.contains(type.lowercased()) || type.lowercased().hasPrefix("font/") ? " whose content is not a font" : "")",
                                value: fileName, action: .void(file.range))
                 all.append(item)
             }

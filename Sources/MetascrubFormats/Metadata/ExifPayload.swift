@@ -10,6 +10,9 @@ struct ExifPayload {
     var map: ExifItems
     /// The item of IFD0's Orientation entry, when there is one.
     var orientationItem: Int?
+    /// The "Exif\0\0" header when the original had one: a rebuilt WebP EXIF chunk keeps the form the original
+    /// used, because some viewers read the orientation only from that form.
+    var header: [UInt8] = []
 
     var orientation: Int? { block.orientationValue }
 
@@ -29,7 +32,7 @@ struct ExifPayload {
             let orientationItem = map.entryOfItem.first { item, entry in
                 entry.0 == .ifd0 && block.entries(.ifd0)[entry.1].tag == ExifBlock.orientation
             }?.key
-            return ExifPayload(block: block, map: map, orientationItem: orientationItem)
+            return ExifPayload(block: block, map: map, orientationItem: orientationItem, header: Array(bytes.prefix(skip)))
         } catch {
             let offset = (error as? MetascrubError)?.offset
             notes.append(Note(.warning, code: "exif-unparsed", "EXIF block could not be parsed; treated as one block", offset: offset ?? origin))

@@ -83,8 +83,13 @@ enum PNGScanner {
                     layout.contents[index] = .item(rawProfile(text, chunk: chunk, location: location, options: options, found: &found))
                 } else {
                     let category = NameClassifier.category(of: text.keyword, otherwise: .content)
-                    layout.contents[index] = .item(add("png:text:\(text.keyword)", category, value: options.includeValues ? text.value() : nil,
-                                                       detail: "\(chunk.type) text\(text.compressed ? ", compressed" : "")"))
+                    let item = add("png:text:\(text.keyword)", category, value: options.includeValues ? text.value() : nil,
+                                   detail: "\(chunk.type) text\(text.compressed ? ", compressed" : "")")
+                    layout.contents[index] = .item(item)
+                    // Kept or dropped whole: a position or a metadata block in the text decides it.
+                    if let inflated = try? text.text(limit: ContentInspector.limit, prefix: true) {
+                        found.inspect(item, payload: inflated, origin: chunk.dataOffset)
+                    }
                 }
             case "eXIf":
                 let data = try source.read(at: chunk.dataOffset, count: Int(chunk.length))

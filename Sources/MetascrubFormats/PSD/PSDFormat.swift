@@ -13,7 +13,9 @@ public struct PSDFormat: FormatHandler {
 
     /// Smart objects' files and per-layer metadata stay, each with its reason (`PSDLayout.kept`).
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<PSDLayout>, policy: Policy) throws -> [Finding] {
-        findings.keeping(scan.layout.kept)
+        var settled = findings.keeping(scan.layout.kept)
+        for object in scan.layout.smartObjects { object.settle(&settled, policy: policy) }
+        return settled
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult<PSDLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
@@ -29,8 +31,10 @@ public struct PSDFormat: FormatHandler {
         out.append(BigEndian.bytes32(Int(body.size)))
         out.append(contentsOf: body)
         // The layer section as it is, but for the smart objects' JPEG metadata segments that go (zeros, same length).
+        // And what the policy removes from a smart object's embedded file: its metadata segments or all its data.
+        let zeroed = layout.blanks.filter({ !plan.keeps($0.key) }).map(\.value) + layout.smartObjects.flatMap { $0.zeroed(plan, items: scan.items) }
         var at = layout.structure.layersAndImage.lowerBound
-        for blank in layout.blanks.filter({ !plan.keeps($0.key) }).map(\.value).sorted(by: { $0.lowerBound < $1.lowerBound }) where blank.lowerBound >= at {
+        for blank in Self.merged(zeroed) where blank.lowerBound >= at {
             out.copy(at..<blank.lowerBound)
             out.append([UInt8](repeating: 0, count: Int(blank.count)))
             at = blank.upperBound
@@ -41,6 +45,19 @@ public struct PSDFormat: FormatHandler {
         return result
     }
 
+    /// Ranges sorted and overlapping ones joined.
+    static func merged(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
+        var result: [Range<Int64>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = result.last, range.lowerBound <= last.upperBound {
+                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                result.append(range)
+            }
+        }
+        return result
+    }
+
     public func verifyContent(original: any ByteSource, _ before: PSDLayout, cleaned: any ByteSource, _ after: PSDLayout,
                               result: CleanResult) throws -> ContentCheck {
         let method = "header, colour-mode data, document resources, layers, masks and image data byte-identical"
@@ -48,7 +65,7 @@ public struct PSDFormat: FormatHandler {
         guard a.isLarge == b.isLarge, try ByteComparison.equal(original, 0..<a.colorModeSection.upperBound, cleaned, 0..<b.colorModeSection.upperBound) else {
             return ContentCheck(method: method, passed: false, detail: "the header or colour-mode data differs")
         }
-        let holes = before.blanks.values.sorted { $0.lowerBound < $1.lowerBound }
+        let holes = Self.merged(Array(before.blanks.values) + before.smartObjects.map(\.data))
         guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage, skipping: holes) else {
             return ContentCheck(method: method, passed: false, detail: "the layer and mask section or the image data differs")
         }

@@ -26,6 +26,9 @@ enum PSDLayerBlocks {
         var range: Range<Int64>
         /// An embedded JPEG's own bytes, where they could be found.
         var jpeg: Range<Int64>?
+        /// An embedded file's bytes (any format), where they could be found: the JPEG's, or the data right after
+        /// the length and a clear open-descriptor flag.
+        var data: Range<Int64>?
     }
 
     static let keys: Set<String> = ["lnk2", "lnkD", "lnk3", "shmd"]
@@ -120,6 +123,7 @@ enum PSDLayerBlocks {
             let kind = String(decoding: try reader.bytes(at: entry.lowerBound, count: 4, path: path), as: UTF8.self)
             var type = "?"
             var jpeg: Range<Int64>?
+            var data: Range<Int64>?
             // The file type follows the unique ID (Pascal string) and the original name (4-byte count of UTF-16 units).
             let idLength = Int64(try reader.uint(at: entry.lowerBound + 8, size: 1, path: path))
             let nameAt = entry.lowerBound + 9 + idLength
@@ -131,10 +135,14 @@ enum PSDLayerBlocks {
                     type = String(decoding: code.filter { (0x21...0x7E).contains($0) }, as: UTF8.self)
                     if kind == "liFD", typeAt + 17 <= entry.upperBound {
                         jpeg = try embeddedJPEG(reader, after: typeAt + 8, in: entry, path: path)
+                        let length = Int64(clamping: try reader.uint(at: typeAt + 8, size: 8, path: path))
+                        let flag = try reader.uint(at: typeAt + 16, size: 1, path: path)
+                        if flag == 0, length > 0, length <= entry.upperBound - (typeAt + 17) { data = typeAt + 17..<typeAt + 17 + length }
+                        data = jpeg ?? data
                     }
                 }
             }
-            files.append(LinkedFile(kind: kind, type: type, range: entry, jpeg: jpeg))
+            files.append(LinkedFile(kind: kind, type: type, range: entry, jpeg: jpeg, data: data))
             at = entry.upperBound + (4 - length % 4) % 4
         }
         return files

@@ -26,6 +26,8 @@ public struct PSDLayout: Sendable {
     /// Metadata segments of smart objects' embedded JPEGs: overwritten with zeros in place when their item goes
     /// (the layer section keeps its length and every offset in it).
     var blanks: [Int: Range<Int64>] = [:]
+    /// Smart objects' embedded files looked into by their own handlers.
+    var smartObjects: [PSDSmartObject] = []
 }
 
 /// Lists the metadata image resources of a Photoshop document: EXIF, XMP, IPTC (itemised), thumbnails,
@@ -107,52 +109,61 @@ enum PSDScanner {
             }
         }
         var layout = PSDLayout(structure: structure, fates: fates)
-        layers(source, structure, into: &items, notes: &notes, layout: &layout)
+        var found = ItemCollector(options)
+        (found.items, found.notes) = (items, notes)
+        layers(source, structure, into: &found, layout: &layout)
+        (items, notes) = (found.items, found.notes)
         if let trailer = structure.trailer {
             items.append(try Trailer.item(key: "psd:trailer", range: trailer, in: source, location: "after image data",
                                           after: "the composite image data"))
             layout.trailerItem = items.count - 1
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return ScanResult(items: items, notes: notes, layout: layout, embedded: found.embedded)
     }
 
-    static let smartObjectReason = "a smart object's file lives inside the layer section; removing it would break the layer that places it (rasterise the layer, or clean the file before placing it)"
+    static let smartObjectReason = "a smart object's file lives inside the layer section, which is not rewritten; removing it would break the layer that places it, so what the policy removes from the file is overwritten with zeros in place (its metadata segments, or all its data)"
     static let layerMetadataReason = "per-layer metadata lives inside a layer record; metascrub does not rewrite layer records"
 
     /// Smart objects' linked and embedded files and per-layer metadata, listed as `embedded` findings that are
     /// kept with a reason. A layer section that cannot be walked is reported in a warning.
-    static func layers(_ source: any ByteSource, _ structure: PSDStructure, into items: inout [MetadataItem], notes: inout [Note], layout: inout PSDLayout) {
-        let found: [PSDLayerBlocks.Found]
+    static func layers(_ source: any ByteSource, _ structure: PSDStructure, into found: inout ItemCollector, layout: inout PSDLayout) {
+        let blocks: [PSDLayerBlocks.Found]
         do {
-            found = try PSDLayerBlocks.find(source, structure)
+            blocks = try PSDLayerBlocks.find(source, structure)
         } catch {
-            notes.append(Note(.warning, code: "layers-unwalked",
+            found.notes.append(Note(.warning, code: "layers-unwalked",
                               "the layer and mask section could not be walked for smart objects and per-layer metadata (\(error)); anything there is kept unlisted",
                               offset: structure.layersAndImage.lowerBound))
             return
         }
-        for block in found {
+        for block in blocks {
             let location = "layer and mask/\(block.owner)/\(block.key)"
             if block.key == "shmd" {
-                items.append(MetadataItem(key: "psd:layerMetadata", category: .embedded, location: location, offset: block.data.lowerBound,
+                found.items.append(MetadataItem(key: "psd:layerMetadata", category: .embedded, location: location, offset: block.data.lowerBound,
                                           length: Int64(block.data.count), detail: "per-layer metadata (shmd) of \(block.owner), \(block.data.count) bytes"))
-                layout.kept[items.count - 1] = layerMetadataReason
+                layout.kept[found.items.count - 1] = layerMetadataReason
                 continue
             }
             let files = block.files.isEmpty ? [PSDLayerBlocks.LinkedFile(kind: "?", type: "?", range: block.data)] : block.files
             for (k, file) in files.enumerated() {
                 let what = file.kind == "liFD" ? "embedded file" : file.kind == "liFE" ? "linked external file" : "linked file"
-                items.append(MetadataItem(key: "psd:linkedFile", category: .embedded, location: "\(location)/#\(k)", offset: file.range.lowerBound,
+                found.items.append(MetadataItem(key: "psd:linkedFile", category: .embedded, location: "\(location)/#\(k)", offset: file.range.lowerBound,
                                           length: Int64(file.range.count), detail: "smart object's \(what) (\(file.kind), type \(file.type)), \(file.range.count) bytes"))
-                let parent = items.count - 1
+                let parent = found.items.count - 1
                 layout.kept[parent] = smartObjectReason
                 // An embedded JPEG's own metadata (EXIF, XMP, comments) is cleaned in place, as a raw's preview's is.
-                guard let jpeg = file.jpeg, let segments = try? EmbeddedJPEG.metadataSegments(source, jpeg) else { continue }
-                for segment in segments {
-                    items.append(MetadataItem(key: "psd:linkedFile:\(segment.name)", category: .embedded, location: "\(location)/#\(k)/\(segment.name)",
+                var blankable: [Range<Int64>] = []
+                for segment in file.jpeg.flatMap({ try? EmbeddedJPEG.metadataSegments(source, $0) }) ?? [] {
+                    blankable.append(segment.payload)
+                    found.items.append(MetadataItem(key: "psd:linkedFile:\(segment.name)", category: .embedded, location: "\(location)/#\(k)/\(segment.name)",
                                               offset: segment.payload.lowerBound, length: Int64(segment.payload.count),
                                               detail: "\(segment.name) segment of a smart object's embedded JPEG, \(segment.payload.count) bytes", parent: parent))
-                    layout.blanks[items.count - 1] = segment.payload
+                    layout.blanks[found.items.count - 1] = segment.payload
+                }
+                // And the file is looked into by its own handler: what it holds is decided like the rest.
+                if let data = file.data,
+                   let object = try? PSDSmartObject.itemise(source, data: data, item: parent, segments: blankable, into: &found) {
+                    layout.smartObjects.append(object)
                 }
             }
         }

@@ -11,12 +11,6 @@ enum CR3Scanner {
     static let canonUUID: [UInt8] = [0x85, 0xC0, 0xB6, 0x87, 0x82, 0x0F, 0x11, 0xE0, 0x81, 0x11, 0xF4, 0xCE, 0x46, 0x2B, 0x6A, 0x48]
     static let xmpUUID: [UInt8] = [0xBE, 0x7A, 0xCF, 0xCB, 0x97, 0xA9, 0x42, 0xE8, 0x9C, 0x71, 0x99, 0x94, 0x91, 0xE3, 0xAF, 0xAC]
     static let previewUUID: [UInt8] = [0xEA, 0xF4, 0x2B, 0x5E, 0x1C, 0x98, 0x4B, 0x88, 0xB9, 0xFB, 0xB7, 0xDC, 0x40, 0x6E, 0x4D, 0x16]
-    /// Identifying entries of Canon's maker note (exiv2 0.27 does not read CR3, so they are named here).
-    static let canonFields: [UInt16: String] = [
-        0x0007: "FirmwareVersion", 0x0008: "FileNumber", 0x0009: "OwnerName", 0x000C: "SerialNumber", 0x0028: "ImageUniqueID", 0x0035: "TimeInfo",
-        0x0095: "LensModel", 0x0096: "InternalSerialNumber",
-    ]
-
     struct Box {
         var type: String
         var offset: Int64
@@ -56,6 +50,8 @@ enum CR3Scanner {
                                       "damaged input: \(path)/\(type) at offset \(at) runs past the end of the file; its bytes are copied as they are",
                                       offset: at))
                     end = source.size
+                    // The sensor data cut: LibRaw would decode bytes that are not there (`RawTIFFLayout.truncated`).
+                    if type == "mdat" { layout.truncated = true }
                 } else if end > range.upperBound {
                     throw MetascrubError.malformed(format: "CR3", path: "\(path)/\(type)", offset: at, reason: "box runs past its container")
                 }
@@ -267,21 +263,10 @@ enum CR3Scanner {
     }
 
     /// The identifying fields of a Canon maker-note IFD (CMT3, or a CTMD record's maker note) seen through
-    /// `window`: the listed entries leave the IFD, the CameraSettings lens type (element 22) is blanked in place.
+    /// `window` (`CanonMakerNote`).
     static func canonMakerNote(_ inner: inout RawTIFFScanner.Scanner, _ window: WindowSource, at ifd: Int64, path: String) throws {
         let entries = try MakerNoteIFD.entries(window, at: ifd, base: 0, order: inner.structure.order, note: 0..<window.size)
-        for entry in entries {
-            if entry.tag == 0x0001, entry.value.count >= 46 {
-                let lens = entry.value.lowerBound + 44..<entry.value.lowerBound + 46
-                if try window.read(at: lens.lowerBound, count: 2).contains(where: { $0 != 0 }) {
-                    inner.add("makernote:CanonCs.LensType", .device, location: "\(path)/CanonCs.LensType", range: lens, action: .blank(lens))
-                }
-            }
-            guard let name = canonFields[entry.tag],
-                  try window.read(at: entry.value.lowerBound, count: Int(entry.value.count)).contains(where: { $0 != 0 }) else { continue }
-            inner.add("makernote:Canon.\(name)", MakerNoteFields.category(name), location: "\(path)/Canon.\(name)", range: entry.value,
-                      action: .drop(ifd: ifd, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: inner.structure.order))
-        }
+        try inner.canonMakerNoteFields(entries, ifd: ifd, order: inner.structure.order, path: path)
     }
 
     static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {

@@ -110,6 +110,16 @@ enum MakerNoteFields {
         "CanonFi": (0x0093, 2), "CanonPr": (0x00A0, 2),
     ]
 
+    /// The binary array an exiv2 group lives in, by its name; Nikon's lens data (NikonLd1–4) and shot info
+    /// (NikonSi…) count in bytes. Inside an enciphered version the bytes blanked are the ciphertext, so the
+    /// deciphered value is the keystream, which says nothing about the original.
+    static func array(_ group: String) -> (UInt16, Int64)? {
+        if let known = arrays[group] { return known }
+        if group.hasPrefix("NikonLd") { return (0x0098, 1) }
+        if group.hasPrefix("NikonSi") { return (0x0091, 1) }
+        return nil
+    }
+
     static func category(_ name: String) -> Category {
         NameClassifier.category(of: name, otherwise: .identity)
     }

@@ -32,6 +32,8 @@ enum RAFScanner {
         var items: [MetadataItem] = []
         var notes: [Note] = []
         for (at, what) in [(92, "CFA header"), (100, "CFA data")] {
+            let cut = notes.count
+            defer { if notes.count > cut { layout.truncated = true } }
             if let range = try block(at, what, notes: &notes) {
                 layout.imageData.append(range)
                 if at == 100 { layout.rawData = range }

@@ -55,19 +55,25 @@ public struct RawTIFFFormat: FormatHandler {
                     offset: at)
     }
 
-    /// Make and model stay in a raw whatever the policy says (`RawTIFFLayout.required`).
+    /// What the raw needs to decode identically stays, with its reason; everything else goes as the policy says
+    /// (`RawDecodeBisection`; `RawTIFFLayout.required` for what is kept whatever LibRaw does).
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<RawTIFFLayout>, policy: Policy) throws -> [Finding] {
-        findings.keeping(scan.layout.required)
+        try RawDecodeBisection.settle(findings, input: input, layout: scan.layout, policy: policy)
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult<RawTIFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
+        let sensitive = RawDecodeBisection.sensitiveNeeded(plan.findings, layout: layout)
+        guard sensitive.isEmpty else {
+            throw MetascrubError.unsupported(format: formatName, reason:
+                "LibRaw decodes this raw differently without \(sensitive.joined(separator: ", ")), which identifies the camera, its owner, the place or the time; the raw is refused rather than cleaned with it left in")
+        }
         // A raw LibRaw cannot decode cannot be proven by decoding afterwards: refused before anything is written
         // under `damaged: refuse`, otherwise cleaned in place with a note and proven byte by byte.
         if layout.undecodable == nil {
             do {
-                _ = try Self.fingerprint(input)
+                _ = try Self.fingerprint(input, layout: layout)
             } catch {
                 guard plan.policy.damaged == .clean else {
                     throw MetascrubError.unsupported(format: formatName, reason: "LibRaw cannot decode it (\(error)), so a cleaned copy could not be proven to decode the same")
@@ -96,24 +102,34 @@ public struct RawTIFFFormat: FormatHandler {
         }
         let before: RawFingerprint
         do {
-            before = try Self.fingerprint(original)
+            before = try Self.fingerprint(original, layout: layout)
         } catch {
             // Only a clean under `damaged: clean` gets here (it refuses such a raw otherwise).
             return ContentCheck(method: "every byte outside the cleaned metadata identical (LibRaw cannot decode this raw)", passed: true,
                                 detail: "\(original.size) bytes, \(try layout.writable(in: original).count) metadata range(s) changed at most")
         }
-        let after = try Self.fingerprint(cleaned)
-        guard before.pixels == after.pixels else {
+        let decoded: RawFingerprint
+        do {
+            decoded = try Self.fingerprint(cleaned, layout: layout)
+        } catch {
+            return ContentCheck(method: method, passed: false, detail: "LibRaw cannot decode the cleaned raw (\(error))")
+        }
+        guard before.pixels == decoded.pixels else {
             return ContentCheck(method: method, passed: false, detail: "LibRaw decodes different sensor data")
         }
-        guard before.colour == after.colour else {
+        guard before.colour == decoded.colour else {
             return ContentCheck(method: method, passed: false, detail: "LibRaw reads different colour data (black/white levels, multipliers or matrices)")
         }
         return ContentCheck(method: method, passed: true, detail: "\(before.width)x\(before.height) sensor data")
     }
 
-    /// LibRaw opens a file by its descriptor's path, so a large raw is not copied into memory.
-    static func fingerprint(_ source: any ByteSource) throws -> RawFingerprint {
+    /// LibRaw opens a file by its descriptor's path, so a large raw is not copied into memory. A raw whose image
+    /// data runs past the end of the file is not decoded: LibRaw fills the missing part from whatever memory
+    /// holds (two decodes of the same file differ), so its decode proves nothing; it is undecodable.
+    static func fingerprint(_ source: any ByteSource, layout: RawTIFFLayout) throws -> RawFingerprint {
+        guard !layout.truncated else {
+            throw NativeError.library(name: "LibRaw", message: "its image data runs past the end of the file, so LibRaw would decode bytes that are not there")
+        }
         if let fd = source.fileDescriptor { return try LibRaw.fingerprint(path: "/proc/self/fd/\(fd)") }
         return try LibRaw.fingerprint(bytes: try source.readAll())
     }
@@ -126,6 +142,7 @@ enum RawTIFFPatcher {
         var orders: [Int64: ByteOrder] = [:]
         var zero: [Range<Int64>] = []
         var blank: [Range<Int64>] = []
+        var overwrites: [(Range<Int64>, [UInt8])] = []
         // A field of a maker note that goes whole is not edited first (its rewritten table would outlive the note).
         for (item, action) in layout.actions where !plan.keeps(item) && layout.partOf[item].map(plan.keeps) ?? true {
             switch action {
@@ -135,6 +152,8 @@ enum RawTIFFPatcher {
                 zero += ranges
             case .blank(let range):
                 blank.append(range)
+            case .overwrite(let range, let bytes):
+                overwrites.append((range, bytes))
             }
         }
         var patches = InPlacePatches()
@@ -171,6 +190,9 @@ enum RawTIFFPatcher {
         // of an embedded JPEG) or XMP written in place.
         let keep = tables + ByteSplice.subtract(layout.imageData, layout.holes) + patches.ranges
         for piece in ByteSplice.subtract(zero, keep) { patches.zero(piece) }
+        for (range, bytes) in overwrites where !(tables + patches.ranges).contains(where: { $0.overlaps(range) }) {
+            patches.add(range.lowerBound, bytes)
+        }
         for piece in ByteSplice.subtract(blank, tables + patches.ranges) { patches.zero(piece) }
         return patches
     }

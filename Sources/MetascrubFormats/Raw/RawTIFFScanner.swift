@@ -12,6 +12,8 @@ public struct RawTIFFLayout: Sendable {
         case drop(ifd: Int64, tag: UInt16, zero: [Range<Int64>], order: ByteOrder? = nil)
         /// Overwrite with zeros, same length (maker-note fields, metadata segments of embedded JPEGs).
         case blank(Range<Int64>)
+        /// Overwrite with these bytes, same length (a Nikon key field's key-equivalent value, `NikonKey`).
+        case overwrite(Range<Int64>, [UInt8])
     }
 
     struct XMPBlock: Sendable {
@@ -36,10 +38,16 @@ public struct RawTIFFLayout: Sendable {
     var undecodable: String?
     /// Items the converter needs, kept whatever the policy says, with the reason (`RawTIFFFormat.settle`).
     var required: [Int: String] = [:]
+    /// Make and Model: removed where LibRaw decodes the raw identically without them (`RawDecodeBisection`),
+    /// kept with their reason where that cannot be tested.
+    var decoderItems: Set<Int> = []
     /// Maker-note fields of a maker note that is itself an item: their actions apply only while the note stays.
     var partOf: [Int: Int] = [:]
     /// Where the sensor data is, as far as the structure tells (for notes).
     var rawData: Range<Int64>?
+    /// Image data the structure points to lies past the end of the file: LibRaw would decode whatever memory holds
+    /// there, so the raw is treated as undecodable (`RawTIFFFormat.fingerprint`).
+    var truncated = false
 
     /// This layout with every offset moved by `base` and every item index by `items` (a TIFF found inside
     /// another container, scanned through a window that starts at `base`).
@@ -52,15 +60,19 @@ public struct RawTIFFLayout: Sendable {
                 result.actions[item + items] = .drop(ifd: ifd + base, tag: tag, zero: zero.map(move), order: order ?? structure.order)
             case .blank(let r):
                 result.actions[item + items] = .blank(move(r))
+            case .overwrite(let r, let bytes):
+                result.actions[item + items] = .overwrite(move(r), bytes)
             }
         }
         result.xmp = xmp.map { XMPBlock(ifd: $0.ifd.map { $0 + base }, tag: $0.tag, value: move($0.value), packet: $0.packet,
                                         keys: Dictionary(uniqueKeysWithValues: $0.keys.map { ($0.key + items, $0.value) })) }
         result.required = Dictionary(uniqueKeysWithValues: required.map { ($0.key + items, $0.value) })
+        result.decoderItems = Set(decoderItems.map { $0 + items })
         result.partOf = Dictionary(uniqueKeysWithValues: partOf.map { ($0.key + items, $0.value + items) })
         result.imageData = imageData.map(move)
         result.rawData = rawData.map(move)
         result.holes = holes.map(move)
+        result.truncated = truncated
         return result
     }
 
@@ -69,9 +81,11 @@ public struct RawTIFFLayout: Sendable {
         xmp += other.xmp
         imageData += other.imageData
         required.merge(other.required) { a, _ in a }
+        decoderItems.formUnion(other.decoderItems)
         partOf.merge(other.partOf) { a, _ in a }
         rawData = rawData ?? other.rawData
         holes += other.holes
+        truncated = truncated || other.truncated
     }
 }
 
@@ -91,9 +105,12 @@ enum RawTIFFScanner {
         // camera label, a semantic mask's name and instance.
         0xC615, 0xC630, 0xC6F8, 0xC6FE, 0xC7A1, 0xCD2E, 0xCD30,
     ]
-    /// IFD0 entries a raw converter selects its decoder and colour data by: listed, and kept with this reason.
+    /// IFD0 entries a raw converter may select its decoder and colour data by: listed, removed where LibRaw
+    /// decodes the raw identically without them, otherwise kept with this reason.
     static let decoderTags: [UInt16: String] = [0x010F: "Make", 0x0110: "Model", 0xC614: "UniqueCameraModel"]
     static let decoderReason = "a raw converter selects its decoder and colour data by the camera's make and model"
+    /// DNG requires UniqueCameraModel in IFD0: DNG readers look camera profiles up by it.
+    static let uniqueCameraModelReason = "the DNG specification requires it (DNG readers look camera profiles up by it)"
     /// Removable entries of the EXIF IFD: times, serials, owner, unique ID, comment.
     static let exifIFDTags: Set<UInt16> = [
         0x9003, 0x9004, 0x9010, 0x9011, 0x9012, 0x9290, 0x9291, 0x9292, 0x9286, 0xA420, 0xA430, 0xA431, 0xA435,
@@ -205,8 +222,14 @@ enum RawTIFFScanner {
                                                 into: &items, notes: &notes)
                     layout.xmp.append(.init(ifd: ifd.offset, tag: entry.tag, value: range(entry), packet: packet, keys: keys))
                 case let tag where path == "IFD0" && RawTIFFScanner.decoderTags[tag] != nil:
-                    add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry), value: text(entry), action: nil)
-                    layout.required[items.count - 1] = RawTIFFScanner.decoderReason
+                    if tag == 0xC614, isDNG {
+                        add("exif:UniqueCameraModel", .device, location: location, range: range(entry), value: text(entry), action: nil)
+                        layout.required[items.count - 1] = RawTIFFScanner.uniqueCameraModelReason
+                    } else {
+                        add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry), value: text(entry),
+                            action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
+                        layout.decoderItems.insert(items.count - 1)
+                    }
                 case jpgFromRawTag where path == "IFD0":
                     try embeddedJPEG(range(entry), path: "\(location)/JpgFromRaw")
                 case let tag where RawTIFFScanner.imageIFDTags.contains(tag):
@@ -215,6 +238,7 @@ enum RawTIFFScanner {
                     if tag == TIFFScanner.photoshopTag { (key, category) = ("photoshop:resources", .content) }
                     add(key, category, location: location, range: range(entry), value: text(entry),
                         action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
+                    if tag == 0xC634 { try dngPrivateMakerNote(range(entry), path: location, parent: items.count - 1) }
                     if tag == TIFFScanner.iptcTag || tag == TIFFScanner.photoshopTag, entry.byteCount <= TIFFScanner.parseLimit {
                         let parent = items.count - 1, first = items.count
                         PhotoshopItems.itemise(irbOrIPTC: try structure.bytes(source, entry), origin: entry.valueOffset, location: location,
@@ -247,6 +271,7 @@ enum RawTIFFScanner {
                         throw MetascrubError.malformed(format: "camera raw", path: "\(path) image data", offset: Int64(clamping: first), reason: what)
                     }
                     notes.append(Note(.warning, code: "damaged-input", "damaged input: \(what)", offset: Int64(clamping: first)))
+                    layout.truncated = true
                 }
             }
         }
@@ -314,14 +339,16 @@ enum RawTIFFScanner {
                 notes.append(Note(.warning, code: "makernote-unknown", "maker note of an unlisted layout; it is kept as it is", offset: note.lowerBound))
                 return
             }
-            var named: [(number: Int, size: Int, name: String)] = []
+            // `plain`: the deciphered bytes of a byte field, as exiv2 reads them (see the array case below).
+            var named: [(number: Int, size: Int, name: String, plain: [UInt8]?)] = []
             if let table = MakerNoteFields.undecoded[ifd.vendor] {
-                named = table.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)") }
+                named = table.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
             } else {
                 let standard: Set<String> = ["Image", "Photo", "GPSInfo", "Iop", "Thumbnail", "Image2", "Image3", "SubImage1", "SubImage2",
                                              "SubImage3", "SubImage4", "SubImage5", "SubThumb1", "MpfInfo", "MakerNote"]
                 for tag in try exiv2Tags() where !standard.contains(tag.group) && !tag.name.hasPrefix("0x") && MakerNoteFields.isIdentifying(tag.name) {
-                    named.append((tag.number, tag.size, "\(tag.group).\(tag.name)"))
+                    let bytes = tag.typeName == "Byte" ? tag.value.split(separator: " ").compactMap { UInt8($0) } : []
+                    named.append((tag.number, tag.size, "\(tag.group).\(tag.name)", bytes.count == tag.size ? bytes : nil))
                 }
             }
             var unlocated: [String] = []
@@ -334,21 +361,43 @@ enum RawTIFFScanner {
                     // entries' values stay where they are.
                     where_ = entry.value
                     action = .drop(ifd: ifd.offset, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: ifd.order)
-                } else if let (parent, unit) = MakerNoteFields.arrays[group], let array = ifd.entries.first(where: { $0.tag == parent }),
+                } else if let (parent, unit) = MakerNoteFields.array(group), let array = ifd.entries.first(where: { $0.tag == parent }),
                           field.size > 0, Int64(field.number) * unit + Int64(field.size) <= Int64(array.value.count) {
                     // An element of a binary array (exiv2 numbers them by their index in units of the element type).
                     let at = array.value.lowerBound + Int64(field.number) * unit
                     where_ = at..<at + Int64(field.size)
                     action = .blank(where_)
+                    if let plain = field.plain {
+                        // Nikon enciphers its lens and shot data with a keystream the key fields leave unchanged
+                        // (`NikonKey`): the stored bytes XOR the deciphered ones are the keystream, so writing that
+                        // deciphers to zeros (for plain data it is zeros itself).
+                        let stored = try source.read(at: at, count: field.size)
+                        guard plain.contains(where: { $0 != 0 }) else { continue }
+                        action = .overwrite(where_, zip(stored, plain).map { $0 ^ $1 })
+                    }
                 } else {
                     if field.size >= 0 { unlocated.append(field.name) }
                     continue
                 }
                 let value = try source.read(at: where_.lowerBound, count: Int(where_.count))
-                guard value.contains(where: { $0 != 0 }) else { continue }
+                guard value.contains(where: { $0 != 0 }) || field.plain?.contains(where: { $0 != 0 }) == true else { continue }
+                if ifd.vendor == "Nikon", case .drop = action {
+                    // Nikon notes keep their entries (LibRaw deciphers white balance when it meets the shutter
+                    // count): values are blanked, the key fields replaced by their key-equivalent values.
+                    let tag = UInt16(field.number)
+                    if let replacement = NikonKey.replacement(tag: tag, value: value, order: ifd.order) {
+                        guard replacement != value else { continue }
+                        action = .overwrite(where_, replacement)
+                    } else {
+                        action = .blank(where_)
+                    }
+                }
                 add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
                     value: options.includeValues ? ValueText.render(value[...]) : nil, parent: parent, action: action)
                 if let parent { layout.partOf[items.count - 1] = parent }
+            }
+            if ifd.vendor == "Canon" {
+                try canonMakerNoteFields(ifd.entries, ifd: ifd.offset, order: ifd.order, path: path, named: false, parent: parent)
             }
             if !unlocated.isEmpty, parent != nil {
                 notes.append(Note(.warning, code: "makernote-unlocated",

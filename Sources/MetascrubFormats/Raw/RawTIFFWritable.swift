@@ -18,7 +18,7 @@ extension RawTIFFLayout {
             case .drop(let ifd, _, let ranges, let order):
                 try table(ifd, order ?? structure.order)
                 zero += ranges
-            case .blank(let range):
+            case .blank(let range), .overwrite(let range, _):
                 blank.append(range)
             }
         }

@@ -84,7 +84,8 @@ private struct TypedScan<H: FormatHandler>: ScannedFile {
     var notes: [Note] { scan.notes }
 
     func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
-        try handler.settle(findings, input: input, scan: scan, policy: policy)
+        // Embedded files settle their own items (an orientation their handler cannot bake, …) inside the parent's.
+        try scan.settleEmbedded(handler.settle(findings, input: input, scan: scan, policy: policy), policy: policy)
     }
 
     func clean(_ input: any ByteSource, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {

@@ -8,16 +8,20 @@ public struct ScanResult<Layout: Sendable>: Sendable {
     public var notes: [Note]
     /// The handler's own description of the file (segment list, box tree).
     public var layout: Layout
+    /// Files inside this one scanned by their own handlers (cover art, an image after the end of this one),
+    /// whose items are among `items` as children of the file's item (`ItemCollector.embeddedFile`).
+    public var embedded: [EmbeddedFile] = []
 
-    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Layout) {
+    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Layout, embedded: [EmbeddedFile] = []) {
         self.items = items
         self.notes = notes
         self.layout = layout
+        self.embedded = embedded
     }
 
     /// The same items and notes with another layout (a handler that hands a variant to another handler).
     public func with<Other>(layout: Other) -> ScanResult<Other> {
-        ScanResult<Other>(items: items, notes: notes, layout: layout)
+        ScanResult<Other>(items: items, notes: notes, layout: layout, embedded: embedded)
     }
 }
 
@@ -27,6 +31,9 @@ public struct ScanOptions: Sendable {
     /// A file cut or damaged where no metadata can sit is scanned up to the damage (a `damaged-input`
     /// note says where); when false it is refused as before.
     public var tolerateDamage: Bool
+    /// How many files deep this scan is (0: the file itself; 1: its cover art; …), bounded by
+    /// `EmbeddedFile.maxDepth`.
+    public var depth: Int = 0
     public init(includeValues: Bool = false, tolerateDamage: Bool = true) {
         self.includeValues = includeValues
         self.tolerateDamage = tolerateDamage
@@ -55,6 +62,8 @@ public struct CleanPlan: Sendable {
 
     public func disposition(_ index: Int) -> Disposition { findings[index].disposition }
     public func keeps(_ index: Int) -> Bool { findings[index].disposition == .keep }
+    /// The item is an embedded file to keep cleaned inside (`ScanResult.cleanedEmbeddedFiles`).
+    public func cleans(_ index: Int) -> Bool { findings[index].disposition == .clean }
 }
 
 public struct CleanResult: Sendable {

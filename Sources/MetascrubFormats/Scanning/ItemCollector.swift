@@ -8,6 +8,8 @@ struct ItemCollector {
     let options: ScanOptions
     var items: [MetadataItem] = []
     var notes: [Note] = []
+    /// Files inside this one scanned by their own handlers (`embeddedFile`).
+    var embedded: [EmbeddedFile] = []
 
     init(_ options: ScanOptions) { self.options = options }
 
@@ -61,6 +63,6 @@ struct ItemCollector {
 
     /// The scan handed to the pipeline.
     func result<Layout>(_ layout: Layout) -> ScanResult<Layout> {
-        ScanResult(items: items, notes: notes, layout: layout)
+        ScanResult(items: items, notes: notes, layout: layout, embedded: embedded)
     }
 }

@@ -93,7 +93,8 @@ public struct WebPFormat: FormatHandler {
                 switch payload.rewrite(plan: plan, keepOrientation: nil, notes: &result.notes) {
                 case .copy: written.append(.chunk(chunk))
                 case .drop: continue
-                case .replace(let tiff): written.append(.bytes(Self.chunk("EXIF", tiff)))
+                // An "Exif\0\0" prefix the original used stays: viewers that expect it still find the orientation.
+                case .replace(let tiff): written.append(.bytes(Self.chunk("EXIF", payload.header + tiff)))
                 }
                 present.insert("EXIF")
             }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
 import CJXLLoader
 
 /// Decoding of JPEG XL through libjxl, for conversion: the first frame as a viewer shows it (libjxl applies
@@ -6,9 +7,6 @@ import CJXLLoader
 /// Each call has its own decoder and thread runner, so calls are safe from any thread. libjxl is loaded with
 /// dlopen on the first call (`CJXLLoader`), so runs that never convert JPEG XL do not pay for it at start-up.
 public enum JXLDecoder {
-    /// Largest image a decode agrees to allocate, in pixels.
-    public static let maximumPixels = 1 << 28
-
     public static func render(bytes: [UInt8]) throws -> DecodedImage {
         guard let api = cjxl_load()?.pointee else {
             throw failure("libjxl 0.7 (Debian libjxl0.7) is not installed, so JPEG XL cannot be decoded")
@@ -39,10 +37,7 @@ public enum JXLDecoder {
                     throw failure("the file ends before the image does")
                 case JXL_DEC_BASIC_INFO:
                     guard api.get_basic_info(decoder, &info) == JXL_DEC_SUCCESS else { throw failure("no basic info") }
-                    let (count, overflow) = Int(info.xsize).multipliedReportingOverflow(by: Int(info.ysize))
-                    guard info.xsize > 0, info.ysize > 0, !overflow, count <= maximumPixels else {
-                        throw failure("image of \(info.xsize)x\(info.ysize) is too large to decode")
-                    }
+                    try PixelBudget.check(width: Int(info.xsize), height: Int(info.ysize), "JPEG XL")
                     format.num_channels = info.alpha_bits > 0 ? 4 : 3
                     if let runner {
                         api.runner_set_threads(runner, Int(api.runner_suggest_threads(UInt64(info.xsize), UInt64(info.ysize))))

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
 import CWebP
 
 /// WebP pixels through libwebp's simple API, for baking an orientation by re-encoding, and the RIFF splice
@@ -9,17 +10,14 @@ public enum WebPCodec {
         return "libwebp \(v >> 16).\(v >> 8 & 0xFF).\(v & 0xFF)"
     }
 
-    /// Largest image a decode agrees to allocate, in pixels.
-    public static let maximumPixels = 1 << 28
-
     /// The still image as 8-bit RGBA (animations are not decoded here).
     public static func decodeRGBA(_ webp: [UInt8]) throws -> Raster {
         var width: Int32 = 0, height: Int32 = 0
         return try webp.withUnsafeBufferPointer { p -> Raster in
-            guard WebPGetInfo(p.baseAddress, p.count, &width, &height) != 0, width > 0, height > 0,
-                  Int(width) * Int(height) <= maximumPixels else {
+            guard WebPGetInfo(p.baseAddress, p.count, &width, &height) != 0, width > 0, height > 0 else {
                 throw NativeError.library(name: "libwebp", message: "not a decodable WebP image")
             }
+            try PixelBudget.check(width: Int(width), height: Int(height), "WebP")
             guard let out = WebPDecodeRGBA(p.baseAddress, p.count, &width, &height) else {
                 throw NativeError.library(name: "libwebp", message: "decoding failed")
             }

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#define _GNU_SOURCE
+#include "csandbox.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <spawn.h>
+#include <unistd.h>
+
+static int limit(int resource, long long value, long long hard_extra) {
+    if (value <= 0) return 0;
+    struct rlimit rl = { .rlim_cur = (rlim_t)value, .rlim_max = (rlim_t)(value + hard_extra) };
+    struct rlimit old;
+    // Never raise a hard limit the parent already lowered (that would fail anyway without privileges).
+    if (getrlimit(resource, &old) == 0 && old.rlim_max != RLIM_INFINITY && rl.rlim_max > old.rlim_max) {
+        rl.rlim_max = old.rlim_max;
+        if (rl.rlim_cur > rl.rlim_max) rl.rlim_cur = rl.rlim_max;
+    }
+    return setrlimit(resource, &rl) == 0 ? 0 : -errno;
+}
+
+/// System calls a worker never makes; each fails with EPERM instead of killing the process, so a library that
+/// probes (FFmpeg's network protocols, say) gets an error it already handles.
+static const int denied[] = {
+    SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4),
+    SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
+    SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot), SCMP_SYS(unshare), SCMP_SYS(setns),
+    SCMP_SYS(kexec_load), SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(bpf),
+    SCMP_SYS(perf_event_open), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(userfaultfd),
+    SCMP_SYS(reboot), SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(personality),
+};
+
+static int install_seccomp(void) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) return -ENOMEM;
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+    // Only local (AF_UNIX) sockets: no network whatever the namespace.
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    for (size_t i = 0; rc == 0 && i < sizeof denied / sizeof denied[0]; i++) {
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), denied[i], 0);
+    }
+    if (rc == 0) rc = seccomp_load(ctx);
+    seccomp_release(ctx);
+    return rc;
+}
+
+int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits) {
+    int applied = 0;
+    int rc;
+    struct rlimit no_core = { 0, 0 };
+    if (setrlimit(RLIMIT_CORE, &no_core) != 0) return -errno;
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    // CPU: SIGXCPU at the soft limit, SIGKILL a second later.
+    if ((rc = limit(RLIMIT_CPU, limits->cpu_seconds, 1)) != 0) return rc;
+    if ((rc = limit(RLIMIT_AS, limits->address_space_bytes, 0)) != 0) return rc;
+    if ((rc = limit(RLIMIT_FSIZE, limits->file_size_bytes, 0)) != 0) return rc;
+    applied |= METASCRUB_SANDBOX_RLIMITS;
+    // An empty network namespace needs CAP_SYS_ADMIN (root, or a container that grants it); seccomp below refuses
+    // network sockets either way.
+    if (unshare(CLONE_NEWNET) == 0) applied |= METASCRUB_SANDBOX_NETNS;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) applied |= METASCRUB_SANDBOX_NO_NEW_PRIVS;
+    if (install_seccomp() == 0) applied |= METASCRUB_SANDBOX_SECCOMP;
+    return applied;
+}
+
+int metascrub_sandbox_probe_inet(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return errno;
+    close(fd);
+    return 0;
+}
+
+int metascrub_sandbox_probe_exec(void) {
+    pid_t pid;
+    char *argv[] = { "true", NULL };
+    char *envp[] = { NULL };
+    int rc = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, envp);
+    if (rc != 0) return rc;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    // glibc reports a failed exec in the child as exit status 127.
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : EPERM;
+}
+
+long long metascrub_sandbox_limit(int resource) {
+    struct rlimit rl;
+    if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;
+    return (long long)rl.rlim_cur;
+}

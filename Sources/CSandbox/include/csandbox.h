@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Confines the calling process before it parses an untrusted file (issue 27): rlimits, no core dumps, a network
+// namespace where the kernel allows one, and a seccomp filter (libseccomp) that refuses network sockets, exec,
+// ptrace and the other calls a media parser never needs.
+#ifndef CSANDBOX_H
+#define CSANDBOX_H
+
+#include <stddef.h>
+
+/// Zero or negative: leave that limit as it is.
+struct metascrub_sandbox_limits {
+    long long cpu_seconds;
+    long long address_space_bytes;
+    long long file_size_bytes;
+};
+
+#define METASCRUB_SANDBOX_RLIMITS 1
+#define METASCRUB_SANDBOX_NETNS 2
+#define METASCRUB_SANDBOX_SECCOMP 4
+#define METASCRUB_SANDBOX_NO_NEW_PRIVS 8
+
+/// Applies what it can. Returns the METASCRUB_SANDBOX_* bits that took effect, or -errno when a resource limit
+/// could not be set (the caller must then refuse to go on). The seccomp filter is synchronised to every thread.
+int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits);
+
+/// After entering: 0 when an AF_INET socket can be created, else the errno (EPERM under the filter).
+int metascrub_sandbox_probe_inet(void);
+/// After entering: 0 when /bin/true could be exec'd in a child, else the errno.
+int metascrub_sandbox_probe_exec(void);
+/// RLIMIT_* soft limit, or -1 for none.
+long long metascrub_sandbox_limit(int resource);
+
+#endif

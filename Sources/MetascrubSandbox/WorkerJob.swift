@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Metascrub
+import MetascrubCore
+
+/// One file, in a process of its own (`metascrub worker`): confine the process, clean or scan the file, write the
+/// CLI's JSON report to `report`. The server reads the report and streams the output; a crash, a limit or a
+/// timeout here costs this file only.
+public struct WorkerJob: Sendable {
+    public enum Mode: String, Sendable, CaseIterable { case clean, scan }
+
+    public var mode: Mode
+    public var input: String
+    /// clean: where the verified copy is written.
+    public var output: String?
+    public var report: String
+    /// A shipped policy name or a policy file (the server's operator chose it, never the client).
+    public var policy: String
+    public var refuseDamaged: Bool
+    public var limits: SandboxLimits?
+
+    public init(mode: Mode, input: String, output: String?, report: String, policy: String,
+                refuseDamaged: Bool = false, limits: SandboxLimits?) {
+        self.mode = mode
+        self.input = input
+        self.output = output
+        self.report = report
+        self.policy = policy
+        self.refuseDamaged = refuseDamaged
+        self.limits = limits
+    }
+
+    /// Test hook, read by the worker only: sleep this long before parsing, so tests can find a busy worker
+    /// (to kill it, to fill the queue, to drain it). Never set in production.
+    public static let stallVariable = "METASCRUB_WORKER_STALL_MS"
+
+    /// 0 when the report was written (whatever the file's status), 2 for a usage error, 3 otherwise.
+    public func run() -> Int32 {
+        do {
+            // The policy first: a policy file is read before the sandbox could get in the way.
+            var options = ProcessingOptions(policy: try RunSetup.policy(policy))
+            options.digests = true
+            if refuseDamaged { options.policy.damaged = .refuse }
+            if let limits { _ = try Sandbox.enter(limits) }
+            if let stall = ProcessInfo.processInfo.environment[Self.stallVariable].flatMap(Int.init), stall > 0 {
+                usleep(UInt32(min(stall, 600_000)) * 1000)
+            }
+            let processor = FileProcessor(options: options)
+            let file = InputFile(path: input, relative: "upload")
+            let fileReport: FileReport
+            switch mode {
+            case .clean:
+                guard let output else { throw MetascrubError.usage("worker clean needs --output") }
+                fileReport = processor.clean(file, output: .file(output))
+            case .scan:
+                fileReport = processor.scan(file)
+            }
+            let report = Engine(options: options, jobs: 1).makeReport(mode == .clean ? .clean : .scan, [fileReport])
+            let text = try JSONReportRenderer().render(report)
+            guard FileManager.default.createFile(atPath: self.report, contents: Data(text.utf8)) else {
+                throw MetascrubError.io(operation: "write", path: self.report, errno: errno)
+            }
+            return 0
+        } catch let error as MetascrubError {
+            FileHandle.standardError.write(Data("metascrub worker: \(error.description)\n".utf8))
+            if case .usage = error { return 2 }
+            if case .policy = error { return 2 }
+            return 3
+        } catch {
+            FileHandle.standardError.write(Data("metascrub worker: \(error)\n".utf8))
+            return 3
+        }
+    }
+}

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Responses built from a worker's report: the audit summary in headers, the cleaned bytes streamed from the
+/// verified file, the full report as JSON or as the first part of `multipart/mixed`.
+enum CleanResponse {
+    static let status = HTTPField.Name("Metascrub-Status")!
+    static let removed = HTTPField.Name("Metascrub-Removed")!
+    static let method = HTTPField.Name("Metascrub-Method")!
+    static let policy = HTTPField.Name("Metascrub-Policy")!
+    static let format = HTTPField.Name("Metascrub-Format")!
+
+    static func summaryHeaders(_ result: WorkerResult) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[status] = result.file.status.rawValue
+        headers[removed] = result.removedSummary
+        if let value = result.file.method { headers[method] = value.rawValue }
+        if let value = result.file.format { headers[format] = value }
+        headers[policy] = result.report.policy.name
+        return headers
+    }
+
+    static func report(_ result: WorkerResult, status: HTTPResponse.Status) -> Response {
+        var headers = summaryHeaders(result)
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: result.json)))
+    }
+
+    /// 200 with the cleaned bytes; with `multipart`, the report first and the bytes second.
+    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?, multipart: Bool) -> Response {
+        var headers = summaryHeaders(result)
+        let type = contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
+        guard multipart else {
+            headers[.contentType] = type
+            headers[.contentLength] = String(file.size)
+            return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: Int(file.size)) { writer in
+                try await file.stream(to: &writer)
+                try await writer.finish(nil)
+            })
+        }
+        let boundary = "metascrub-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let head = Data("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8) + result.json
+            + Data("\r\n--\(boundary)\r\nContent-Type: \(type)\r\nContent-Length: \(file.size)\r\n\r\n".utf8)
+        let tail = Data("\r\n--\(boundary)--\r\n".utf8)
+        headers[.contentType] = "multipart/mixed; boundary=\(boundary)"
+        let length = head.count + Int(file.size) + tail.count
+        headers[.contentLength] = String(length)
+        return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: length) { writer in
+            try await writer.write(ByteBuffer(bytes: head))
+            try await file.stream(to: &writer)
+            try await writer.write(ByteBuffer(bytes: tail))
+            try await writer.finish(nil)
+        })
+    }
+}

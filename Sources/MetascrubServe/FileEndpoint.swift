@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import HTTPTypes
+import Hummingbird
+import MetascrubSandbox
+
+/// The three endpoints that take a file: spool the body, run one worker on it, answer from its report.
+enum FileEndpoint: String, Sendable {
+    /// The cleaned bytes (200), or why not (415, 422).
+    case clean
+    /// The JSON report, nothing written back.
+    case scan
+    /// 200 when nothing the policy removes is present, 422 otherwise (pict-rs `external_validation`).
+    case check
+
+    var workerMode: WorkerJob.Mode { self == .clean ? .clean : .scan }
+}
+
+extension ServeState {
+    func handle(_ endpoint: FileEndpoint, _ request: Request) async throws -> Response {
+        let response: Response
+        do {
+            response = try await process(endpoint, request)
+        } catch let error as ServeError {
+            response = error.response()
+        }
+        metrics.request(endpoint.rawValue, status: response.status.code)
+        return response
+    }
+
+    private func process(_ endpoint: FileEndpoint, _ request: Request) async throws -> Response {
+        let policy = try self.policy(named: request.uri.queryParameters["policy"])
+        if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > config.maxBytes {
+            throw ServeError.tooLarge(config.maxBytes)
+        }
+        let (result, job) = try await admission.whileAdmitted { () async throws -> (WorkerResult, SpoolJob) in
+            let job = try spool.makeJob()
+            let size = try await job.receive(request.body, limit: config.maxBytes)
+            metrics.received(size)
+            let started = ContinuousClock.now
+            let arguments = launcher.arguments(endpoint.workerMode, job, policy: policy, inputBytes: size)
+            let outcome = try await admission.withWorker { () async -> WorkerOutcome in
+                let snapshot = admission.snapshot
+                metrics.gauges(admitted: snapshot.admitted, running: snapshot.running)
+                return await launcher.run(arguments, timeout: .seconds(config.timeoutSeconds))
+            }
+            metrics.worker(outcome)
+            metrics.processed(in: ContinuousClock.now - started)
+            if case .signalled(let signal) = outcome { logger.warning("worker killed by signal \(signal)") }
+            return (try WorkerResult.read(outcome, job: job, timeoutSeconds: config.timeoutSeconds), job)
+        }
+        switch endpoint {
+        case .clean:
+            if let refusal = result.refusal { throw refusal }
+            // A clean file is written as an unchanged copy; the input is the same bytes if it was not.
+            guard let file = OpenFile(job.output) ?? OpenFile(job.input) else {
+                throw ServeError(status: .internalServerError, code: "io", message: "the cleaned file is missing")
+            }
+            metrics.returned(file.size)
+            let asMultipart = request.uri.queryParameters["report"] == "json"
+            return CleanResponse.make(result, file, contentType: request.headers[.contentType], multipart: asMultipart)
+        case .scan:
+            let status: HTTPResponse.Status = result.file.status == .error ? .unprocessableContent : .ok
+            return CleanResponse.report(result, status: status)
+        case .check:
+            if let refusal = result.refusal { throw refusal }
+            return CleanResponse.report(result, status: result.file.status == .clean ? .ok : .unprocessableContent)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Metascrub
+import MetascrubCore
+import Yams
+
+/// The `serve:` section of `.metascrub.yaml`: the same settings as the command line, which wins.
+///
+/// ```yaml
+/// schema: 1
+/// policy: share
+/// serve:
+///   listen: 0.0.0.0:8480
+///   metrics: 127.0.0.1:9480
+///   max-bytes: 1G
+///   workers: 4
+///   queue: 32
+///   timeout: 300
+///   token-file: /run/secrets/metascrub-token
+///   spool: /var/spool/metascrub
+/// ```
+public enum ServeConfigFile {
+    static let keys = ["listen", "metrics", "max-bytes", "workers", "queue", "timeout", "token-file", "spool"]
+
+    /// Applies the section of the config at `path` to `base`; a config without a `serve:` section changes nothing.
+    public static func apply(path: String, to base: ServeConfiguration) throws(MetascrubError) -> ServeConfiguration {
+        let workflow = try WorkflowConfig.load(path: path)
+        var config = base
+        if let policy = workflow.settings.policy { config.policy = policy }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw .policy(file: path, line: nil, key: "serve", message: "cannot read the config file")
+        }
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            throw .policy(file: path, line: nil, key: "serve", message: "not valid YAML")
+        }
+        guard let section = root?.mapping?["serve"] else { return config }
+        guard let mapping = section.mapping else { throw fail(path, section, "serve", "must be a mapping of settings") }
+        for (keyNode, value) in mapping {
+            guard let key = keyNode.string, keys.contains(key) else {
+                throw fail(path, keyNode, keyNode.string, "unknown serve setting; expected one of \(keys.joined(separator: ", "))")
+            }
+            let string = value.string ?? ""
+            switch key {
+            case "listen", "metrics":
+                guard let address = HostPort(parsing: string) else { throw fail(path, value, key, "must be HOST:PORT") }
+                if key == "listen" { config.listen = address } else { config.metrics = address }
+            case "max-bytes":
+                guard let bytes = ServeConfiguration.parseBytes(string) else { throw fail(path, value, key, "must be a size such as 512M") }
+                config.maxBytes = bytes
+            case "workers", "queue", "timeout":
+                guard let number = value.int, number >= 0 else { throw fail(path, value, key, "must be a whole number") }
+                if key == "workers" { config.workers = number } else if key == "queue" { config.queue = number } else { config.timeoutSeconds = number }
+            case "token-file":
+                config.token = try ServeConfiguration.readToken(string.hasPrefix("/") ? string : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(string))
+            default:
+                config.spoolParent = string
+            }
+        }
+        return config
+    }
+
+    private static func fail(_ path: String, _ node: Node, _ key: String?, _ message: String) -> MetascrubError {
+        .policy(file: path, line: node.mark?.line, key: key.map { "serve.\($0)" }, message: message)
+    }
+}

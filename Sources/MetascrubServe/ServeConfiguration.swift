@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Metascrub
+import MetascrubCore
+
+/// `HOST:PORT` (an IPv6 host in brackets: `[::1]:8480`).
+public struct HostPort: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public init?(parsing text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (0...65535).contains(port) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self.init(host: host, port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// Everything `metascrub serve` is told: the command line over the `serve:` section of `.metascrub.yaml` over
+/// these defaults.
+public struct ServeConfiguration: Sendable, Equatable {
+    public var listen = HostPort(host: "127.0.0.1", port: 8480)
+    /// Prometheus text on its own listener, so the scrape port need not be public.
+    public var metrics: HostPort?
+    /// The default policy: a shipped name or a policy file. Clients may pick another shipped name, never a file.
+    public var policy = BuiltinPolicies.defaultName
+    public var maxBytes: Int64 = 512 << 20
+    /// Worker processes running at once.
+    public var workers = Engine.defaultJobs
+    /// Requests admitted beyond the running workers (uploading or waiting); past that, 429.
+    public var queue = 16
+    /// Per request, from admission to the worker's exit.
+    public var timeoutSeconds = 120
+    /// Bearer token for /v1/*; nil: no authentication (bind to loopback or put a proxy in front).
+    public var token: String?
+    /// Parent of the private spool folder (a tmpfs in the container).
+    public var spoolParent = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+    /// The binary started for each file (`metascrub worker`).
+    public var workerExecutable = ServeConfiguration.currentExecutable
+    /// Off only for debugging: workers then run unconfined.
+    public var sandbox = true
+    public var refuseDamaged = false
+
+    public init() {}
+
+    public static var currentExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    public func validated() throws(MetascrubError) -> ServeConfiguration {
+        guard workers >= 1 else { throw .usage("--workers must be at least 1") }
+        guard queue >= 0 else { throw .usage("--queue must be 0 or more") }
+        guard maxBytes >= 1 else { throw .usage("--max-bytes must be at least 1") }
+        guard timeoutSeconds >= 1 else { throw .usage("--timeout must be at least 1 second") }
+        _ = try RunSetup.policy(policy)
+        return self
+    }
+
+    /// Reads a bearer token file: its first line, without surrounding white space.
+    public static func readToken(_ path: String) throws(MetascrubError) -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw .usage("cannot read token file \(path)") }
+        let token = text.split(whereSeparator: \.isNewline).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard token.count >= 16 else { throw .usage("the token in \(path) is shorter than 16 characters") }
+        return token
+    }
+
+    /// Sizes like `512M`, `2G`, `1048576`.
+    public static func parseBytes(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var digits = text.uppercased()
+        if digits.hasSuffix("IB") { digits.removeLast(2) } else if digits.hasSuffix("B") { digits.removeLast() }
+        var scale: Int64 = 1
+        if let last = digits.last, let unit = units[last] {
+            scale = unit
+            digits.removeLast()
+        }
+        guard let value = Int64(digits), value >= 0, value <= Int64.max / scale else { return nil }
+        return value * scale
+    }
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import HTTPTypes
+import Hummingbird
+import MetascrubCore
+import MetascrubFormats
+
+/// The service's routes (docs/serve.md, docs/serve.openapi.yaml).
+enum ServeRoutes {
+    static func router(_ state: ServeState) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("healthz") { _, _ in json(["status": "ok"]) }
+        router.get("readyz") { _, _ in
+            state.ready ? json(["status": "ready"]) : json(["status": "draining"], status: .serviceUnavailable)
+        }
+        let v1 = router.group("v1")
+        if let token = state.config.token { v1.add(middleware: BearerTokenMiddleware(token: token)) }
+        v1.get("formats") { _, _ in json(formats()) }
+        v1.get("policies") { _, _ in json(policies(default: state.config.policy)) }
+        v1.post("clean") { request, _ in try await state.handle(.clean, request) }
+        v1.post("scan") { request, _ in try await state.handle(.scan, request) }
+        v1.post("check") { request, _ in try await state.handle(.check, request) }
+        return router
+    }
+
+    static func metricsRouter(_ metrics: ServeMetrics) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("metrics") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.text())))
+        }
+        return router
+    }
+
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])) ?? Data("{}".utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data + Data("\n".utf8))))
+    }
+
+    /// The format table of `metascrub formats`, as data.
+    static func formats() -> [[String: Any]] {
+        FormatRegistry.entries.map { entry in
+            var row: [String: Any] = [
+                "id": entry.format.id, "name": entry.format.name, "clean": entry.handler != nil,
+                "metadata": Dictionary(uniqueKeysWithValues: MetadataFamily.allCases.map { ($0.rawValue, entry.capabilities[$0].rawValue) }),
+            ]
+            if let reason = entry.unsupportedReason { row["unsupported"] = reason }
+            return row
+        }
+    }
+
+    static func policies(default name: String) -> [[String: Any]] {
+        PolicyCatalog.names.compactMap { policyName in
+            guard let policy = try? PolicyCatalog.builtin(policyName) else { return nil }
+            return ["name": policyName, "description": policy.description, "default": policyName == name,
+                    "digest": "sha256:" + policy.digest]
+        }
+    }
+}
+
+/// `Authorization: Bearer TOKEN` on every /v1 route; compared in constant time.
+struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
+    let token: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+              Self.equal(Array(header.utf8.dropFirst(7)), Array(token.utf8)) else {
+            return ServeError.unauthorized.response()
+        }
+        return try await next(request, context)
+    }
+
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+}

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Logging
+import MetascrubCore
+import Synchronization
+
+/// What every request shares: the configuration, the admission limits, the spool, the worker launcher, the
+/// metrics, and whether the service is ready (false once draining).
+final class ServeState: Sendable {
+    let config: ServeConfiguration
+    let admission: Admission
+    let spool: SpoolDirectory
+    let launcher: WorkerLauncher
+    let metrics = ServeMetrics()
+    let logger: Logger
+    private let readyFlag = Atomic<Bool>(true)
+
+    init(config: ServeConfiguration, spool: SpoolDirectory, logger: Logger) {
+        self.config = config
+        self.spool = spool
+        self.logger = logger
+        admission = Admission(workers: config.workers, queue: config.queue)
+        launcher = WorkerLauncher(executable: config.workerExecutable, sandbox: config.sandbox,
+                                  cpuSeconds: config.timeoutSeconds, refuseDamaged: config.refuseDamaged)
+    }
+
+    var ready: Bool {
+        get { readyFlag.load(ordering: .acquiring) }
+        set { readyFlag.store(newValue, ordering: .releasing) }
+    }
+
+    /// The policy for this request: the server's default, or a shipped policy the client names. A client never
+    /// names a file.
+    func policy(named name: Substring?) throws(ServeError) -> String {
+        guard let name, !name.isEmpty else { return config.policy }
+        guard PolicyCatalog.names.contains(String(name)) else { throw .badPolicy(String(name), shipped: PolicyCatalog.names) }
+        return String(name)
+    }
+}

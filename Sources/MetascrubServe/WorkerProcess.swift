@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import MetascrubSandbox
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a worker process ended.
+enum WorkerOutcome: Sendable, Equatable {
+    case exited(Int32)
+    /// Killed by a signal: a crash, an rlimit (SIGXCPU, SIGXFSZ, SIGKILL) or someone's `kill -9`.
+    case signalled(Int32)
+    case timedOut
+    case failedToStart(String)
+}
+
+/// Starts `metascrub worker` for one file and waits for it, killing it (SIGKILL) at the deadline or when the
+/// request is cancelled. The worker confines itself before it opens the file (see `Sandbox`).
+struct WorkerLauncher: Sendable {
+    var executable: String
+    var sandbox: Bool
+    var cpuSeconds: Int
+    var refuseDamaged: Bool
+
+    func arguments(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64) -> [String] {
+        var args = ["worker", "--mode", mode.rawValue, "--input", job.input, "--report", job.report, "--policy", policy]
+        if mode == .clean { args += ["--output", job.output] }
+        if refuseDamaged { args.append("--refuse-damaged") }
+        if sandbox {
+            let limits = SandboxLimits.forFile(ofSize: inputBytes, cpuSeconds: cpuSeconds)
+            args += ["--cpu-seconds", String(limits.cpuSeconds ?? 0),
+                     "--address-space", String(limits.addressSpaceBytes ?? 0),
+                     "--file-size", String(limits.fileSizeBytes ?? 0)]
+        } else {
+            args.append("--no-sandbox")
+        }
+        return args
+    }
+
+    func run(_ arguments: [String], timeout: Duration) async -> WorkerOutcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let watch = WorkerWatch()
+        return await withTaskCancellationHandler {
+            let ended: WorkerOutcome = await withCheckedContinuation { continuation in
+                process.terminationHandler = { p in
+                    watch.ended()
+                    continuation.resume(returning: p.terminationReason == .uncaughtSignal
+                                        ? .signalled(p.terminationStatus) : .exited(p.terminationStatus))
+                }
+                do {
+                    try process.run()
+                } catch {
+                    process.terminationHandler = nil
+                    continuation.resume(returning: .failedToStart("\(error)"))
+                    return
+                }
+                watch.started(process.processIdentifier, timeout: timeout)
+                if Task.isCancelled { watch.kill() }
+            }
+            return watch.timedOut ? .timedOut : ended
+        } onCancel: {
+            watch.kill()
+        }
+    }
+}
+
+/// A running worker's PID, its deadline, and whether the deadline killed it.
+final class WorkerWatch: Sendable {
+    private struct State {
+        var pid: pid_t = 0
+        var done = false
+        var timedOut = false
+        var timer: Task<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    var timedOut: Bool { state.withLock { $0.timedOut } }
+
+    func started(_ pid: pid_t, timeout: Duration) {
+        let timer = Task { [self] in
+            do { try await Task.sleep(for: timeout) } catch { return }
+            kill(timedOut: true)
+        }
+        let finished = state.withLock { s in
+            s.pid = pid
+            s.timer = timer
+            return s.done
+        }
+        if finished { timer.cancel() }
+    }
+
+    func ended() {
+        let timer = state.withLock { s in
+            s.done = true
+            return s.timer
+        }
+        timer?.cancel()
+    }
+
+    /// SIGKILL, unless it already ended (its PID may be reused by then).
+    func kill(timedOut: Bool = false) {
+        state.withLock { s in
+            guard s.pid > 0, !s.done else { return }
+            if timedOut { s.timedOut = true }
+            _ = Glibc.kill(s.pid, SIGKILL)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Foundation
+import Metascrub
+import MetascrubCore
+import MetascrubServe
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the HTTP scrubbing service: each uploaded file is cleaned and verified in a sandboxed worker process.",
+        discussion: """
+            Endpoints: POST /v1/clean, /v1/scan, /v1/check; GET /healthz, /readyz, /v1/formats, /v1/policies \
+            (docs/serve.md). Settings come from the command line, then the `serve:` section of .metascrub.yaml. \
+            SIGTERM drains: no new connections, requests in flight finish.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Address to listen on (default 127.0.0.1:8480).", valueName: "host:port"))
+    var listen: String?
+
+    @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at /metrics on this separate address.", valueName: "host:port"))
+    var metrics: String?
+
+    @Option(name: .long, help: ArgumentHelp("Default policy: a shipped name or a YAML file (clients may pick another shipped name with ?policy=).", valueName: "name|file"))
+    var policy: String?
+
+    @Option(name: .long, help: ArgumentHelp("Largest upload accepted, enforced while reading (default 512M).", valueName: "size"))
+    var maxBytes: String?
+
+    @Option(name: .long, help: ArgumentHelp("Worker processes at once (default: the number of cores).", valueName: "n"))
+    var workers: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Requests admitted beyond the running workers; past that 429 with Retry-After (default 16).", valueName: "n"))
+    var queue: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a worker may take per file (also its CPU-time limit; default 120).", valueName: "seconds"))
+    var timeout: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Require `Authorization: Bearer TOKEN` on /v1/*, the token read from this file.", valueName: "file"))
+    var tokenFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("Folder for the private spool of uploads (default $TMPDIR or /tmp).", valueName: "dir"))
+    var spool: String?
+
+    @Flag(name: .long, help: "Refuse damaged files instead of cleaning their metadata and copying the damaged part unchanged.")
+    var refuseDamaged = false
+
+    @Flag(name: .long, help: .hidden)
+    var noSandbox = false
+
+    @Option(name: .long, help: ArgumentHelp("Read settings from this file instead of the nearest .metascrub.yaml.", valueName: "file"))
+    var config: String?
+
+    @Flag(name: .long, help: "Ignore .metascrub.yaml files.")
+    var noConfig = false
+
+    func run() async throws {
+        let settings = try runUsage { () throws(MetascrubError) -> ServeConfiguration in
+            var settings = ServeConfiguration()
+            if !noConfig {
+                var path = config
+                if path == nil { path = try WorkflowConfig.discover(from: FileManager.default.currentDirectoryPath)?.path }
+                if let path { settings = try ServeConfigFile.apply(path: path, to: settings) }
+            }
+            if let listen {
+                guard let address = HostPort(parsing: listen) else { throw .usage("--listen must be HOST:PORT") }
+                settings.listen = address
+            }
+            if let metrics {
+                guard let address = HostPort(parsing: metrics) else { throw .usage("--metrics must be HOST:PORT") }
+                settings.metrics = address
+            }
+            if let policy { settings.policy = policy }
+            if let maxBytes {
+                guard let bytes = ServeConfiguration.parseBytes(maxBytes) else { throw .usage("--max-bytes must be a size such as 512M") }
+                settings.maxBytes = bytes
+            }
+            if let workers { settings.workers = workers }
+            if let queue { settings.queue = queue }
+            if let timeout { settings.timeoutSeconds = timeout }
+            if let tokenFile { settings.token = try ServeConfiguration.readToken(tokenFile) }
+            if let spool { settings.spoolParent = spool }
+            if refuseDamaged { settings.refuseDamaged = true }
+            if noSandbox { settings.sandbox = false }
+            return try settings.validated()
+        }
+        try await ServeServer.run(settings)
+    }
+}

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import MetascrubCore
+import MetascrubSandbox
+
+extension WorkerJob.Mode: ExpressibleByArgument {}
+
+/// One file in a confined process, started by `metascrub serve` (not for people: hidden).
+struct WorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker", abstract: "Clean or scan one file in a sandboxed process (used by serve).", shouldDisplay: false)
+
+    @Option var mode: WorkerJob.Mode = .clean
+    @Option var input: String?
+    @Option var output: String?
+    @Option var report: String?
+    @Option var policy: String?
+    @Flag(help: "Enter the sandbox, try a network socket and an exec, print what happened as JSON.") var probe = false
+    @Flag var refuseDamaged = false
+    @Option var cpuSeconds: Int?
+    @Option var addressSpace: Int64?
+    @Option var fileSize: Int64?
+    @Flag var noSandbox = false
+
+    func run() throws {
+        let limits = noSandbox ? nil : SandboxLimits(cpuSeconds: cpuSeconds, addressSpaceBytes: addressSpace, fileSizeBytes: fileSize)
+        if probe {
+            print(try runUsage { () throws(MetascrubError) in try SandboxProbe.run(limits ?? SandboxLimits()) })
+            return
+        }
+        guard let input, let report, let policy else { throw ValidationError("worker needs --input, --report and --policy") }
+        let job = WorkerJob(mode: mode, input: input, output: output, report: report, policy: policy,
+                            refuseDamaged: refuseDamaged, limits: limits)
+        let status = job.run()
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Metascrub
+import MetascrubCore
+@testable import MetascrubFormats
+import XCTest
+
+/// Camera raws cleaned without refusals (issue 24) and Canon's lens serial (issue 23): what LibRaw needs stays with
+/// its reason, everything else goes, and LibRaw's own dcraw_emu decodes the same pixels (`-4`, and `-4 -w` where
+/// the camera's white balance matters), judged apart by `exiftool -j -a -G1 -ee -u`.
+final class RawDecodeTests: XCTestCase {
+    let dir = TempDir()
+
+    /// Tags ExifTool still shows that identify the camera, its owner, the place, the time or the file.
+    static let identifying = ["Serial", "Owner", "Artist", "Copyright", "GPS", "Date", "UniqueID", "OriginalRawFile", "ShutterCount"]
+
+    static func exiftool(_ path: String) -> [String: Any] {
+        let run = Tool.run(["exiftool", "-j", "-a", "-G1", "-ee", "-u", path])
+        XCTAssertEqual(run.status, 0, "exiftool failed: \(run.stderr)")
+        let json = try? JSONSerialization.jsonObject(with: run.stdout) as? [[String: Any]]
+        return json?.first ?? [:]
+    }
+
+    /// Identifying tags left (System and Composite tags, and zeroed dates, aside).
+    static func identifyingLeft(_ path: String) -> [String] {
+        exiftool(path).compactMap { key, value in
+            let group = key.split(separator: ":").first.map(String.init) ?? ""
+            guard !["System", "Composite", "ExifTool", "File"].contains(group), identifying.contains(where: key.contains) else { return nil }
+            if let text = value as? String, text.hasPrefix("0000:00:00") || text.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
+            return key
+        }.sorted()
+    }
+
+    /// dcraw_emu's 16-bit PPM (`-4`, plus `-w` for the camera's white balance) on standard output.
+    static func ppm(_ path: String, cameraWhiteBalance: Bool = false) -> Data {
+        let run = Tool.run(["dcraw_emu", "-4"] + (cameraWhiteBalance ? ["-w"] : []) + ["-Z", "-", path])
+        XCTAssertEqual(run.status, 0, "dcraw_emu failed on \(path): \(run.stderr)")
+        XCTAssertGreaterThan(run.stdout.count, 1000, "dcraw_emu wrote no image for \(path)")
+        return run.stdout
+    }
+
+    /// Cleans `fixture` under strict: cleaned, LibRaw's pixels identical (both ways), a fixed point. Returns the
+    /// report and the output.
+    func cleanProvingPixels(_ fixture: String) -> (FileReport, String) {
+        let input = Fixture.path(fixture)
+        let output = dir.file((fixture as NSString).lastPathComponent)
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.verification?.contentResult, .passed)
+        XCTAssertEqual(Self.ppm(input), Self.ppm(output), "LibRaw decodes other pixels")
+        XCTAssertEqual(Self.ppm(input, cameraWhiteBalance: true), Self.ppm(output, cameraWhiteBalance: true), "LibRaw reads another white balance")
+        for canary in ContainerChecks.canaries(fixture) {
+            XCTAssertFalse(Oracle.contains(output, canary), "canary \(canary) left in the output")
+        }
+        XCTAssertEqual(Run.scan(output).status, .clean)
+        let second = dir.file("second-" + (fixture as NSString).lastPathComponent)
+        XCTAssertEqual(Run.clean(output, to: second).status, .clean)
+        return (report, output)
+    }
+
+    func testAdobeConverterDNGCleansWithItsMatricesAndWithoutMakeOrModel() {
+        let input = Fixture.path("raw/adobe.dng")
+        let before = Self.identifyingLeft(input)
+        for key in ["IFD0:CameraSerialNumber", "IFD0:OriginalRawFileName", "IFD0:RawDataUniqueID", "IFD0:Artist", "Canon:LensSerialNumber",
+                    "Canon:SerialNumber", "Canon:OwnerName", "ExifIFD:LensSerialNumber"] {
+            XCTAssertTrue(before.contains(key) || Self.exiftool(input)[key] != nil, "the fixture lacks \(key)")
+        }
+        let (report, output) = cleanProvingPixels("raw/adobe.dng")
+        XCTAssertEqual(Self.identifyingLeft(output), [])
+        let tags = Self.exiftool(output)
+        XCTAssertNil(tags["IFD0:Make"], "a DNG decodes the same without Make")
+        XCTAssertNil(tags["IFD0:Model"])
+        XCTAssertNil(tags["IFD0:DNGPrivateData"])
+        XCTAssertNotNil(tags["IFD0:ColorMatrix1"])
+        XCTAssertEqual(report.findings.first { $0.item.key == "exif:UniqueCameraModel" }?.reason, RawTIFFScanner.uniqueCameraModelReason)
+        // The original raw file goes as an embedded file; the private maker note's Canon fields are listed under it.
+        XCTAssertEqual(report.findings.first { $0.item.key == "exif:OriginalRawFileData" }?.item.category, .embedded)
+        XCTAssertEqual(report.findings.first { $0.item.key == "exif:OriginalRawFileData" }?.disposition, .remove)
+        XCTAssertTrue(report.findings.contains { $0.item.key == "makernote:Canon.LensSerialNumber" && $0.item.location.contains("0xC634") })
+        XCTAssertFalse(report.findings.contains { $0.reason == RawDecodeBisection.neededReason })
+    }
+
+    /// White balance enciphered with the serial number and shutter count: both replaced by their key-equivalent
+    /// values, so LibRaw deciphers the same multipliers; LensIDNumber inside the enciphered LensData deciphers to 0.
+    func testNikonEncipheredWhiteBalanceCleansWithTheSameMultipliers() {
+        let input = Fixture.path("raw/encrypted.nef")
+        let original = Self.exiftool(input)
+        XCTAssertEqual(original["Nikon:SerialNumber"] as? Int, 7654321)
+        XCTAssertEqual(original["Nikon:ShutterCount"] as? Int, 4242)
+        XCTAssertEqual(original["Nikon:LensIDNumber"] as? Int, 147)
+        let (report, output) = cleanProvingPixels("raw/encrypted.nef")
+        let tags = Self.exiftool(output)
+        XCTAssertEqual(tags["Nikon:WB_RGGBLevels"] as? String, original["Nikon:WB_RGGBLevels"] as? String, "white balance deciphers differently")
+        XCTAssertEqual(tags["Nikon:SerialNumber"] as? Int, 7654321 % 256, "the serial keeps only its key byte")
+        XCTAssertEqual(tags["Nikon:ShutterCount"] as? Int, (4242 & 0xFF) ^ (4242 >> 8), "the shutter count keeps only its key byte")
+        XCTAssertEqual(tags["Nikon:LensIDNumber"] as? Int, 0)
+        for gone in ["IFD0:Artist", "IFD0:Copyright", "ExifIFD:SerialNumber", "ExifIFD:DateTimeOriginal", "GPS:GPSLatitude"] {
+            XCTAssertNil(tags[gone], "\(gone) is still there")
+        }
+        // A NEF is identified by its make and model: the bisection keeps them, with the reason.
+        for key in ["exif:Make", "exif:Model"] {
+            XCTAssertEqual(report.findings.first { $0.item.key == key }?.reason, RawDecodeBisection.neededReason, key)
+        }
+        XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.count, 2)
+    }
+
+    /// Canon's LensInfo holds the lens serial (ExifTool's Canon:LensSerialNumber): blanked in a CR3's CMT3 and a
+    /// CR2's maker note.
+    func testCanonLensSerialIsBlankedInCR3AndCR2() {
+        for fixture in ["raw/skeleton.cr3", "raw/stub.cr2"] {
+            let input = Fixture.path(fixture), output = dir.file((fixture as NSString).lastPathComponent)
+            XCTAssertNotNil(Self.exiftool(input)["Canon:LensSerialNumber"], "\(fixture) lacks a lens serial")
+            let report = Run.clean(input, to: output)
+            XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+            XCTAssertNil(Self.exiftool(output)["Canon:LensSerialNumber"], fixture)
+            XCTAssertTrue(report.findings.contains { $0.item.key == "makernote:Canon.LensSerialNumber" && $0.disposition == .remove }, fixture)
+            XCTAssertEqual(Run.clean(output, to: dir.file("again-" + (fixture as NSString).lastPathComponent)).status, .clean)
+        }
+    }
+
+    /// Sensor data that runs past the end of the file is not decoded (LibRaw would read memory that is not the
+    /// file's): the raw is cleaned in place as undecodable, every other byte proven identical, and Make and Model
+    /// stay because whether LibRaw needs them cannot be tested. Made from encrypted.nef by a strip length past EOF.
+    func testRawWhoseSensorDataRunsPastTheEndIsCleanedAsUndecodable() throws {
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/encrypted.nef"))!)
+        // StripByteCounts (0x0117, LONG, 1) of the sensor-data SubIFD: 6144 becomes 1 MiB.
+        let entry: [UInt8] = [0x17, 0x01, 0x04, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00, 0x00]
+        let at = try XCTUnwrap((0...bytes.count - entry.count).first { Array(bytes[$0..<$0 + entry.count]) == entry })
+        bytes[at + 10] = 0x10
+        let input = dir.file("cut.nef"), output = dir.file("cut-clean.nef")
+        XCTAssertTrue(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertTrue(report.notes.contains { $0.code == "damaged-input" && $0.message.contains("past the end of the file, so LibRaw") }, "\(report.notes)")
+        for key in ["exif:Make", "exif:Model"] {
+            XCTAssertEqual(report.findings.first { $0.item.key == key }?.reason, RawDecodeBisection.untestedReason, key)
+        }
+        XCTAssertNil(Self.exiftool(output)["IFD0:Artist"])
+        XCTAssertEqual(Run.clean(output, to: dir.file("cut-again.nef")).status, .clean)
+    }
+
+    func testBisectionFindsTheSmallestNeededSet() throws {
+        var calls = 0
+        let needed: Set = [3, 11]
+        let found = try RawDecodeBisection.smallestNeeded(Array(0..<16)) { kept in
+            calls += 1
+            return needed.isSubset(of: kept)
+        }
+        XCTAssertEqual(Set(found ?? []), needed)
+        XCTAssertLessThan(calls, 16, "a bisection, not one decode per item")
+        XCTAssertEqual(try RawDecodeBisection.smallestNeeded([1, 2]) { _ in true }, [])
+    }
+
+    /// A sensitive field the raw needs refuses the clean, naming it; Make does not.
+    func testSensitiveFieldsTheRawNeedsAreNamed() {
+        let serial = MetadataItem(key: "makernote:Nikon3.SerialNumber", category: .device, location: "MakerNote/Nikon3.SerialNumber")
+        let make = MetadataItem(key: "exif:Make", category: .device, location: "IFD0/0x010F")
+        let findings = [serial, make].map {
+            Finding(item: $0, disposition: .remove, rule: "test").keptInstead(because: RawDecodeBisection.neededReason)
+        }
+        let layout = RawTIFFLayout(structure: TIFFStructure(order: .little, isBig: false, fileSize: 0, firstIFD: 0))
+        XCTAssertEqual(RawDecodeBisection.sensitiveNeeded(findings, layout: layout), ["makernote:Nikon3.SerialNumber at MakerNote/Nikon3.SerialNumber"])
+    }
+}
