@@ -148,18 +148,14 @@ public struct FileProcessor: Sendable {
             let detected = try detect(source)
             // Hash only what will be written: a refused file costs no full read.
             if case .unsupported = detected {} else if options.digests { report.sha256Before = try Hashing.sha256(source) }
-            let conversion: ConversionTarget?
-            if case .handled(let entry, _) = detected {
-                conversion = options.conversionTarget(for: entry.format.id, source: source)
-            } else {
-                conversion = nil
-            }
-            switch detected {
-            case .notMedia:
+            let createFolders: Bool
+            if case .directory = mode { createFolders = true } else { createFolders = false }
+            if case .notMedia = detected {
                 switch mode {
                 case .directory:
                     // In a mirrored folder the rest of the site must be there too.
-                    try write(copyOf: source, to: target, report: &report)
+                    try write(copyOf: source, to: FileDestination(path: target, createFolders: true, options: options, attributesFrom: source),
+                              report: &report)
                     report.method = .copy
                 case .inPlace where !input.explicit:
                     break // found in a folder being cleaned in place: nothing to do
@@ -169,32 +165,54 @@ public struct FileProcessor: Sendable {
                 }
                 report.status = .skipped
                 report.reason = "not-media"
-            case .unsupported(let entry):
-                report.format = entry.format.id
-                try uncleaned(source, format: entry.format.name, reason: entry.unsupportedReason ?? "no cleaner",
-                              target: target, mode: mode, report: &report)
-            case .handled(let entry, let handler) where conversion != nil:
-                report.format = entry.format.id
-                let conversion = conversion!
-                try ImageConverter(options: options).convert(
-                    source, handler: handler, format: entry.format.id, to: conversion,
-                    target: try ImageConverter.target(for: input, mode: mode, conversion: conversion),
-                    createFolders: { if case .directory = mode { true } else { false } }(), report: &report)
-            case .handled(let entry, let handler):
-                report.format = entry.format.id
-                do {
-                    try clean(source, handler: handler, target: target, mode: mode, report: &report)
-                } catch MetascrubError.unsupported(_, let reason) where report.findings.isEmpty {
-                    // A variant only the handler tells apart (a DNG inside TIFF): treated like any raw.
-                    try uncleaned(source, format: entry.format.name, reason: reason, target: target, mode: mode, report: &report)
-                }
+                return report
             }
+            let conversion = conversionTarget(detected, source)
+            // A conversion writes a file of another format, named after it.
+            let path = try conversion.map { try ImageConverter.target(for: input, mode: mode, conversion: $0) } ?? target
+            try clean(source, detected, conversion: conversion,
+                      to: FileDestination(path: path, createFolders: createFolders, options: options, attributesFrom: source),
+                      inPlace: mode == .inPlace, report: &report)
         } catch {
             report.status = .error
             report.error = ErrorInfo(Self.typed(error))
             report.output = nil
         }
         return report
+    }
+
+    /// `--convert` or the policy's `convert:`, for a format that has a cleaner and a decoder.
+    func conversionTarget(_ detected: Detected, _ source: any ByteSource) -> ConversionTarget? {
+        guard case .handled(let entry, _) = detected else { return nil }
+        return options.conversionTarget(for: entry.format.id, source: source)
+    }
+
+    /// The one path every clean takes, whatever its destination (a file, standard output): a format without a
+    /// cleaner is refused or, with --allow-uncleaned, copied; a conversion re-encodes; everything else is decided,
+    /// cleaned (a remux, or the orientation re-encode), verified by the one `Verifier`, and only then committed.
+    func clean(_ source: any ByteSource, _ detected: Detected, conversion: ConversionTarget?, to destination: any CleanDestination,
+               inPlace: Bool, report: inout FileReport) throws {
+        switch detected {
+        case .notMedia:
+            throw MetascrubError.unsupported(format: "unknown", reason: "not a recognised media file; nothing was written")
+        case .unsupported(let entry):
+            report.format = entry.format.id
+            try uncleaned(source, format: entry.format.name, reason: entry.unsupportedReason ?? "no cleaner",
+                          to: destination, inPlace: inPlace, report: &report)
+        case .handled(let entry, let handler):
+            report.format = entry.format.id
+            if let conversion {
+                try ImageConverter(options: options).convert(source, handler: handler, format: entry.format.id, to: conversion,
+                                                              destination: destination, report: &report)
+                return
+            }
+            do {
+                try clean(source, handler: handler, to: destination, inPlace: inPlace, report: &report)
+            } catch MetascrubError.unsupported(_, let reason) where report.findings.isEmpty {
+                // A variant only the handler tells apart (a DNG inside TIFF): treated like any raw.
+                try uncleaned(source, format: entry.format.name, reason: reason, to: destination, inPlace: inPlace, report: &report)
+            }
+        }
     }
 
     /// Temp files a killed run left in the folder this file is written to (see `StaleTemporaries`).
@@ -208,51 +226,49 @@ public struct FileProcessor: Sendable {
 
     /// A recognised media file that cannot be cleaned. Copying it into a publish folder would leak what it
     /// carries, so this is an error unless the user allowed it (--allow-uncleaned).
-    private func uncleaned(_ source: FileByteSource, format: String, reason: String, target: String, mode: OutputMode,
-                           report: inout FileReport) throws {
+    private func uncleaned(_ source: any ByteSource, format: String, reason: String, to destination: any CleanDestination,
+                           inPlace: Bool, report: inout FileReport) throws {
         guard options.allowUncleaned else {
             throw MetascrubError.unsupported(format: format, reason: "\(reason); nothing was written (--allow-uncleaned copies such files unchanged)")
         }
         report.findings = []
         report.status = .skipped
-        if mode == .inPlace {
+        if inPlace {
             report.reason = "uncleaned: \(format) left as it was (--allow-uncleaned)"
         } else {
             if options.digests { report.sha256Before = try Hashing.sha256(source) }
-            try write(copyOf: source, to: target, report: &report)
+            try write(copyOf: source, to: destination, report: &report)
             report.method = .copy
             report.reason = "uncleaned: \(format) copied unchanged (--allow-uncleaned)"
         }
         report.notes.append(Note(.warning, code: "uncleaned", "\(format) cannot be cleaned: \(reason); its metadata is still there"))
     }
 
-    private func clean(_ source: FileByteSource, handler: AnyFormatHandler, target: String, mode: OutputMode, report: inout FileReport) throws {
+    /// Decide → clean → verify → commit. The orientation re-encode (`reencode: true`, a bake no lossless
+    /// transform does) is a step of this path, not a path of its own.
+    private func clean(_ source: any ByteSource, handler: AnyFormatHandler, to destination: any CleanDestination, inPlace: Bool,
+                       report: inout FileReport) throws {
         let (scan, findings, plan) = try decide(source, handler: handler, report: &report)
         guard let plan else {
-            if mode != .inPlace {
-                try write(copyOf: source, to: target, report: &report)
+            if !inPlace {
+                try write(copyOf: source, to: destination, report: &report)
                 report.method = .copy
             }
             return
         }
-        let createFolders: Bool
-        if case .directory = mode { createFolders = true } else { createFolders = false }
         if let need = scan.reencodableBake(input: source, plan: plan) {
             try OrientationReencoder(options: options).clean(source, scan: scan, findings: findings, plan: plan,
-                                                             need: need, target: target, createFolders: createFolders, report: &report)
+                                                             need: need, to: destination, report: &report)
             return
         }
-        let writer = AtomicWriter(fileSystem: options.fileSystem)
         var result = CleanResult(method: .remux)
-        try writer.replace(target, createFolders: createFolders, write: { sink in
+        try destination.commit(write: { sink in
             result = try scan.clean(source, plan: plan, to: sink)
-        }, check: { temp in
-            // Verify before anything replaces anything: scan the output again with the same policy.
-            let cleaned = try options.fileSystem.openOwnTemporary(temp)
+        }, check: { cleaned in
+            // Verify before anything replaces anything (`Verifier`).
             try verify(original: source, scan: scan, findings: findings, result: result, cleaned: cleaned, report: &report)
-            try applyAttributes(from: source, toTemp: temp)
         })
-        record(result, findings: findings, output: target, report: &report)
+        record(result, findings: findings, output: destination.name, report: &report)
     }
 
     /// Scans and applies the policy. Throws when the policy forbids an item; returns no plan (and marks the
@@ -315,15 +331,11 @@ public struct FileProcessor: Sendable {
         try Verifier(options: options).verify(original: source, scan: scan, findings: findings, result: result, cleaned: cleaned, report: &report)
     }
 
-    /// Copies a file unchanged to its destination, atomically (used when nothing needs removing).
-    private func write(copyOf source: FileByteSource, to target: String, report: inout FileReport) throws {
-        guard target != source.path else { return }
-        try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: true, write: { sink in
-            try sink.copy(from: source, offset: 0, count: source.size)
-        }, check: { temp in
-            try applyAttributes(from: source, toTemp: temp)
-        })
-        report.output = target
+    /// Copies the source unchanged to its destination (nothing needs removing, or --allow-uncleaned).
+    private func write(copyOf source: any ByteSource, to destination: any CleanDestination, report: inout FileReport) throws {
+        if let file = destination as? FileDestination, let input = source as? FileByteSource, file.path == input.path { return }
+        try destination.commit(copyOf: source)
+        report.output = destination.name
         report.bytesAfter = source.size
         report.sha256After = report.sha256Before
     }

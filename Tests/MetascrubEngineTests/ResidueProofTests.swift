@@ -56,6 +56,67 @@ final class ResidueProofTests: XCTestCase {
         }
     }
 
+    // MARK: unwalked parts and kept-with-a-reason blocks
+
+    /// A PSD whose layer section cannot be walked (a layer count past its records): refused under the default
+    /// `unwalked: fail`, cleaned (the section copied unlisted, with the warning) under `unwalked: keep`.
+    func testUnwalkedLayersFailUnlessThePolicyKeepsThem() async throws {
+        let dir = EngineFixture.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var bytes = try XCTUnwrap(FileManager.default.contents(atPath: EngineFixture.path("psd/layers.psd")))
+        // Header (26), colour mode data and image resources (each a 4-byte length), then the layer and mask
+        // section: its length, the layer info's length, the layer count.
+        func u32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        var at = 26
+        at += 4 + u32(at)
+        at += 4 + u32(at)
+        bytes[at + 8] = 0x7D
+        bytes[at + 9] = 0x00
+        let input = dir + "/unwalked.psd"
+        try bytes.write(to: URL(fileURLWithPath: input))
+
+        var strict = try PolicyCatalog.builtin("strict")
+        let refused = await Engine(options: ProcessingOptions(policy: strict), jobs: 1).clean([input], output: .inPlace)
+        XCTAssertEqual(ExitStatus.forClean(refused, exitCodeOnChange: false), .failure)
+        XCTAssertEqual(refused.files.first?.error?.code, "verification-failed")
+        XCTAssertTrue(refused.files.first?.error?.message.contains("layers-unwalked") ?? false, refused.files.first?.error?.message ?? "")
+        XCTAssertEqual(FileManager.default.contents(atPath: input), bytes, "the original changed")
+
+        strict.unwalked = .keep
+        let kept = await Engine(options: ProcessingOptions(policy: strict), jobs: 1).clean([input], output: .file(dir + "/out.psd"))
+        XCTAssertEqual(kept.files.first?.status, .cleaned, kept.files.first?.error?.message ?? "")
+        XCTAssertTrue(kept.files.first?.notes.contains { $0.code == "layers-unwalked" } ?? false, "the warning stays in the report")
+    }
+
+    /// A removed value found inside a block a handler keeps with a reason (an embedded file) is residue; inside
+    /// an item the policy keeps, or a single value kept with a reason, it is that item's own value.
+    func testKeptWithAReasonBlocksAreSearched() throws {
+        let secret = Array("CANARY-SECRET-1".utf8)
+        var original = [UInt8](repeating: 0, count: 200)
+        original.replaceSubrange(10..<10 + secret.count, with: secret)
+        original.replaceSubrange(100..<100 + secret.count, with: secret)
+        let removed = MetadataItem(key: "exif:Artist", category: .identity, location: "a", offset: 10, length: Int64(secret.count))
+        func proof(_ kept: Finding) throws -> [ResidueProof.Residue] {
+            let findings = [Finding(item: removed, disposition: .remove, rule: "r"), kept]
+            // The output keeps the second block where it was and drops the first.
+            var cleaned = original
+            cleaned.replaceSubrange(10..<10 + secret.count, with: [UInt8](repeating: 0, count: secret.count))
+            let keptRange = Int64(90)..<Int64(140)
+            return try ResidueProof(roles: ItemRoles(items: findings.map(\.item), findings: findings))
+                .residues(original: MemoryByteSource(original), cleaned: MemoryByteSource(cleaned),
+                          keptInOutput: ItemRoles(items: [kept.item], findings: [kept]).exempt(0) ? [keptRange] : [])
+        }
+        let block = MetadataItem(key: "psd:linkedFile", category: .embedded, location: "b", offset: 90, length: 50)
+        let withReason = Finding(item: block, disposition: .keep, rule: "r", reason: "a smart object's file")
+        XCTAssertEqual(try proof(withReason).map(\.key), ["exif:Artist"], "a kept-with-a-reason block is searched")
+        XCTAssertEqual(try proof(Finding(item: block, disposition: .keep, rule: "r")), [], "a kept item's own value")
+        var model = block
+        model.key = "exif:Model"
+        model.category = .device
+        XCTAssertEqual(try proof(Finding(item: model, disposition: .keep, rule: "r", reason: "raws need it")), [],
+                       "a single value kept with a reason is the report's declared exception")
+    }
+
     // MARK: the parts
 
     func testPatternSearchFindsMatchesAcrossWindows() throws {
@@ -67,6 +128,16 @@ final class ResidueProofTests: XCTestCase {
         let hits = try search.hits(in: MemoryByteSource(bytes))
         XCTAssertEqual(hits.map(\.offset), at.map(Int64.init))
         XCTAssertEqual(search.hits(in: bytes).map(\.offset), at.map(Int64.init))
+    }
+
+    /// Bytes the content check proved copies are not searched, but a match reaching into them from outside is.
+    func testPatternSearchSkipsProvenCopiesButNotTheirEdges() throws {
+        var bytes = [UInt8](repeating: 0x41, count: 1000)
+        let pattern = Array("CANARY-42".utf8)
+        for offset in [100, 496, 700] { bytes.replaceSubrange(offset..<offset + pattern.count, with: pattern) }
+        // 100 lies wholly inside the skipped range, 496 starts inside it and ends after it, 700 is after it.
+        let hits = try PatternSearch([pattern]).hits(in: MemoryByteSource(bytes), skipping: [50..<500])
+        XCTAssertEqual(hits.map(\.offset), [496, 700])
     }
 
     func testCanaryForms() {

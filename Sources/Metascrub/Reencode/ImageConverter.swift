@@ -28,8 +28,8 @@ struct ImageConverter {
 
     var shared: VerifiedReencode { VerifiedReencode(options: options, noun: "converted") }
 
-    func convert(_ source: FileByteSource, handler: AnyFormatHandler, format: String, to conversion: ConversionTarget,
-                 target: String, createFolders: Bool, report: inout FileReport) throws {
+    func convert(_ source: any ByteSource, handler: AnyFormatHandler, format: String, to conversion: ConversionTarget,
+                 destination: any CleanDestination, report: inout FileReport) throws {
         // The settled decisions scan, clean and every re-scan share: `damaged:` is honoured, and what the
         // handler keeps because it is the picture (HEIF's primary image) is kept here too.
         let (scan, findings) = try FileProcessor(options: options).scanAndDecide(source, handler: handler, report: &report)
@@ -57,7 +57,7 @@ struct ImageConverter {
             }
         }
         try Verifier(options: options).verify(reencoded: image, noun: shared.noun, original: source, scan: scan, findings: findings, report: &report)
-        try shared.write(image, to: target, createFolders: createFolders, from: source, report: &report)
+        try shared.write(image, to: destination, report: &report)
 
         var notCarried = Self.notCarried(findings)
         // Further TIFF pages are images, not metadata items: only the first page is converted.
@@ -108,7 +108,7 @@ struct ImageConverter {
     /// The source's displayed image. libheif refuses some files for their metadata items alone (an iPhone HEIC
     /// whose Exif item is "not correctly assigned"); those are decoded from the remuxed clean, whose coded image
     /// data is byte for byte the original's (the remux verification proves it).
-    private func decode(_ source: FileByteSource, format: String, scan: FormatScan, findings: [Finding],
+    private func decode(_ source: any ByteSource, format: String, scan: FormatScan, findings: [Finding],
                         remux: inout [UInt8]?, report: inout FileReport) throws -> DecodedImage {
         let bytes = try source.readAll()
         if format == "jxl" { return try JXLDecoder.render(bytes: bytes) }

@@ -16,8 +16,8 @@ struct OrientationReencoder {
 
     var shared: VerifiedReencode { VerifiedReencode(options: options, noun: "re-encoded") }
 
-    func clean(_ source: FileByteSource, scan: FormatScan, findings: [Finding], plan: CleanPlan,
-               need: Need, target: String, createFolders: Bool, report: inout FileReport) throws {
+    func clean(_ source: any ByteSource, scan: FormatScan, findings: [Finding], plan: CleanPlan,
+               need: Need, to destination: any CleanDestination, report: inout FileReport) throws {
         // 1. The usual remux with the tag dropped instead of baked.
         var remuxPlan = plan
         remuxPlan.findings[need.item].disposition = .remove
@@ -35,13 +35,13 @@ struct OrientationReencoder {
 
         // 4–5. Re-scanned with the policy, then written atomically, like every clean.
         try Verifier(options: options).verify(reencoded: chosen, noun: shared.noun, original: source, scan: scan, findings: findings, report: &report)
-        try shared.write(chosen, to: target, createFolders: createFolders, from: source, report: &report)
+        try shared.write(chosen, to: destination, report: &report)
 
         result.method = .reencode
         result.outcomes[need.item] = .baked
         result.notes.append(Note(.info, code: "orientation-reencoded",
                                  "orientation \(need.orientation) baked by re-encoding (reencode: true): \(need.reason)"))
-        FileProcessor(options: options).record(result, findings: findings, output: target, report: &report)
+        FileProcessor(options: options).record(result, findings: findings, output: destination.name, report: &report)
         report.reencode = shared.reencoding(chosen, reason: "orientation bake: \(need.reason)", from: chosen.format)
     }
 }

@@ -6,7 +6,7 @@ import MetascrubNative
 extension ImageConverter {
     /// libheif's planar render of an 8-bit HEIF/AVIF image without alpha (`HEIFDecoder.renderPlanes`). Nil for
     /// anything else, and for any file libheif refuses: the interleaved path then decides (and reports) as before.
-    func planarSource(_ source: FileByteSource, format: String) -> RGBPlanes? {
+    func planarSource(_ source: any ByteSource, format: String) -> RGBPlanes? {
         guard format == "heif" || format == "avif", let bytes = try? source.readAll() else { return nil }
         return try? HEIFDecoder.renderPlanes(bytes: bytes)
     }

@@ -52,21 +52,11 @@ struct VerifiedReencode {
         return .verificationFailed(reason: "\(noun) image too far from the original: \(figure), policy min-psnr \(Reencoding.decimal(threshold, 1)) dB")
     }
 
-    /// Writes the verified bytes atomically (temp file, read back, attributes, rename), and records the size
-    /// and digest of what was written.
-    func write(_ image: ReencodedImage, to target: String, createFolders: Bool, from source: FileByteSource,
-               report: inout FileReport) throws {
-        let processor = FileProcessor(options: options)
-        try AtomicWriter(fileSystem: options.fileSystem).replace(target, createFolders: createFolders, write: { sink in
-            try sink.write(image.bytes)
-        }, check: { temp in
-            let written = try options.fileSystem.openOwnTemporary(temp)
-            guard written.size == Int64(image.bytes.count), try written.readAll() == image.bytes else {
-                throw MetascrubError.verificationFailed(reason: "the \(noun) file on disk differs from what was verified")
-            }
-            try processor.applyAttributes(from: source, toTemp: temp)
-        })
-        report.output = target
+    /// Commits the verified bytes (a file: temp file, read back, attributes, rename), and records the size and
+    /// digest of what was written.
+    func write(_ image: ReencodedImage, to destination: any CleanDestination, report: inout FileReport) throws {
+        try destination.commit(verified: image.bytes, noun: noun)
+        report.output = destination.name
         report.bytesAfter = Int64(image.bytes.count)
         if options.digests { report.sha256After = try Hashing.sha256(MemoryByteSource(image.bytes)) }
     }

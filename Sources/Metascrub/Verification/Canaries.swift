@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import Foundation
 import MetascrubCore
 import MetascrubFormats
 
@@ -37,7 +36,7 @@ struct ItemRoles {
         return offset..<offset + length
     }
 
-    /// An embedded file kept cleaned (`clean`) is not removed: its removed items inside give the canaries.
+    /// Removed (or baked): an embedded file kept and cleaned inside (`clean`) is not, its removed items are.
     func removed(_ index: Int) -> Bool { !findings[index].disposition.survives }
 
     /// A kept item whose bytes may hold removed values without that being a leak: kept by the policy, or a single
@@ -56,6 +55,9 @@ enum CanaryExtractor {
     static let longest = 48
     /// Bytes of one item's range that are looked at (an embedded file's own metadata sits at its start).
     static let perItem = 1 << 16
+    /// Of an embedded file (a thumbnail, a preview) only its start, where its own metadata sits: the rest is
+    /// image data, whose printable runs mean nothing.
+    static let perEmbedded = 1 << 13
     static let mostCanaries = 4096
     /// Key families whose items' ranges are exactly their value's bytes.
     static let ownBytesFamilies = ["exif:", "iptc:"]
@@ -97,7 +99,8 @@ enum CanaryExtractor {
         if let range = roles.precise(index), range.upperBound <= original.size {
             // A kept block with removed entries inside is not evidence for them.
             if wholeBlock, roles.items.indices.contains(where: { roles.items[$0].parent == index && roles.removed($0) }) { return Source(bytes: []) }
-            let bytes = try original.read(at: range.lowerBound, count: Int(min(Int64(perItem), Int64(range.count))))
+            let cap = !wholeBlock && roles.items[index].category == .embedded ? perEmbedded : perItem
+            let bytes = try original.read(at: range.lowerBound, count: Int(min(Int64(cap), Int64(range.count))))
             // A range that holds the value verbatim and much more (an MP4 `hdlr` box around its name, a sample
             // entry around its compressor name) also holds structure the cleaner writes again: the value alone is
             // the canary then. So it is when the range is far larger than any rendering of one value. A range
@@ -127,53 +130,76 @@ enum CanaryExtractor {
         let from = try source(of: index, roles, original)
         let raw = from.bytes
         var out: [[UInt8]] = []
-        let key = item.key.lowercased()
+        // Byte-wise, ASCII case folded: Foundation's `contains` on strings cost more than the search itself.
+        let key = item.key.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        func has(_ word: String) -> Bool { contains(key, Array(word.utf8)) }
+        func ends(_ word: String) -> Bool { key.reversed().starts(with: word.utf8.reversed()) }
         // GPS coordinates: the EXIF rationals as stored, and decimal degrees as text.
-        if key.hasSuffix("gpslatitude") || key.hasSuffix("gpslongitude") {
+        if ends("gpslatitude") || ends("gpslongitude") {
             if from.range != nil, raw.count == 24, raw.contains(where: { $0 != 0 }) { out.append(raw) }
             if let value = item.value { out += decimalDegrees(value).map { Array($0.utf8) } }
         }
         // A binary UUID (16 bytes) is as identifying as any serial.
-        if key.contains("uuid"), from.range != nil, raw.count == 16, Set(raw).count > 4 { out.append(raw) }
-        let serial = key.contains("serial") || key.contains("uuid") || key.hasSuffix("uniqueid")
-        for run in textRuns(raw) where accepts(run, category: item.category, serial: serial) {
+        if has("uuid"), from.range != nil, raw.count == 16, Set(raw).count > 4 { out.append(raw) }
+        let serial = has("serial") || has("uuid") || ends("uniqueid")
+        // Image data inside an embedded file is full of short printable runs that mean nothing: longer ones only.
+        let minimum = from.range != nil && item.category == .embedded ? 10 : shortest
+        for run in textRuns(raw, minimum: minimum) where accepts(run, category: item.category, serial: serial) {
             out.append(Array(run.prefix(longest)))
         }
         return out
     }
 
-    /// Maximal runs of printable ASCII, split where XML or a rendered value puts markup (`"<>&;=`), trimmed.
-    static func textRuns(_ bytes: [UInt8]) -> [[UInt8]] {
+    /// Bytes that may be part of a text run: printable ASCII but the markup XML or a rendered value puts
+    /// between values (`"<>&;=`).
+    private static let texty: [Bool] = (0..<256).map { byte in
+        byte >= 0x20 && byte < 0x7F && ![0x22, 0x3C, 0x3E, 0x26, 0x3B, 0x3D].contains(byte)
+    }
+
+    /// Maximal runs of texty bytes at least `minimum` long, trimmed of spaces.
+    static func textRuns(_ bytes: [UInt8], minimum: Int = shortest) -> [[UInt8]] {
         var runs: [[UInt8]] = []
-        var current: [UInt8] = []
-        func flush() {
-            var run = current[...]
-            while run.first == 0x20 { run = run.dropFirst() }
-            while run.last == 0x20 { run = run.dropLast() }
-            if run.count >= shortest { runs.append(Array(run)) }
-            current.removeAll(keepingCapacity: true)
+        bytes.withUnsafeBufferPointer { b in
+            texty.withUnsafeBufferPointer { texty in
+                var i = 0
+                let n = b.count
+                while i < n {
+                    guard texty[Int(b[i])] else { i += 1; continue }
+                    var start = i
+                    while i < n, texty[Int(b[i])] { i += 1 }
+                    var end = i
+                    while start < end, b[start] == 0x20 { start += 1 }
+                    while end > start, b[end - 1] == 0x20 { end -= 1 }
+                    if end - start >= minimum { runs.append(Array(b[start..<end])) }
+                }
+            }
         }
-        for byte in bytes {
-            let texty = byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x3C && byte != 0x3E && byte != 0x26 && byte != 0x3B && byte != 0x3D
-            if texty { current.append(byte) } else { flush() }
-        }
-        flush()
         return runs
     }
 
     /// Six characters or more that are not only digits and punctuation; coordinates (4+ decimals) under
     /// `location` and serial numbers (6+ digits) are the exceptions. Never a string every file carries.
     static func accepts(_ run: [UInt8], category: MetascrubCore.Category, serial: Bool) -> Bool {
-        let text = String(decoding: run, as: UTF8.self)
-        if common.contains(text) || text.hasPrefix("http://ns.") || text.hasPrefix("http://www.w3.org") || text.hasPrefix("http://purl.org") {
-            return false
+        if run.count <= 24, common.contains(String(decoding: run, as: UTF8.self)) { return false }
+        if run.starts(with: Array("http://".utf8)) {
+            for namespace in namespaceHosts where run.dropFirst(7).starts(with: namespace) { return false }
         }
         if run.contains(where: { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A }) { return true }
-        let digits = run.filter { $0 >= 0x30 && $0 <= 0x39 }.count
-        if serial { return digits >= 6 }
-        if category == .location { return text.range(of: #"\d\.\d{4}"#, options: .regularExpression) != nil }
+        if serial { return run.filter { $0 >= 0x30 && $0 <= 0x39 }.count >= 6 }
+        guard category == .location else { return false }
+        // A coordinate: a digit, a point, four digits.
+        var digitsAfterPoint = -1
+        for (i, byte) in run.enumerated() {
+            let digit = byte >= 0x30 && byte <= 0x39
+            if byte == 0x2E, i > 0, run[i - 1] >= 0x30, run[i - 1] <= 0x39 { digitsAfterPoint = 0 }
+            else if digit, digitsAfterPoint >= 0 { digitsAfterPoint += 1; if digitsAfterPoint >= 4 { return true } }
+            else { digitsAfterPoint = -1 }
+        }
         return false
     }
+
+    /// Hosts of the XML namespace URIs every XMP packet names.
+    static let namespaceHosts = ["ns.", "www.w3.org", "purl.org"].map { Array($0.utf8) }
 
     /// `48/1 51/1 756/25` (degrees, minutes, seconds as rationals) as decimal degrees with four decimals, rounded
     /// and cut (`48.8584`): the form text tracks and sidecars write. Zero or whole degrees are no canary.
@@ -186,8 +212,12 @@ enum CanaryExtractor {
         guard parts.count == 3 else { return [] }
         let degrees = parts[0] + parts[1] / 60 + parts[2] / 3600
         guard degrees > 0.01, degrees <= 180 else { return [] }
-        let rounded = String(format: "%.4f", degrees)
-        let cut = String(format: "%.4f", (degrees * 10000).rounded(.down) / 10000)
+        func fourDecimals(_ tenThousandths: Int) -> String {
+            let fraction = String(tenThousandths % 10000)
+            return "\(tenThousandths / 10000)." + String(repeating: "0", count: 4 - fraction.count) + fraction
+        }
+        let rounded = fourDecimals(Int((degrees * 10000).rounded()))
+        let cut = fourDecimals(Int((degrees * 10000).rounded(.down)))
         return Set([rounded, cut]).filter { !$0.hasSuffix(".0000") }.sorted()
     }
 }

@@ -43,21 +43,38 @@ struct PatternSearch {
 
     var isEmpty: Bool { patterns.isEmpty }
 
-    /// Every occurrence in `source`, in order of offset (at most `limit`).
-    func hits(in source: any ByteSource, limit: Int = 1000) throws -> [Hit] {
+    /// Every occurrence in `source`, in order of offset (at most `limit`). Occurrences lying wholly inside one of
+    /// `skipping` (sorted, disjoint) are not looked for; those that reach into one are.
+    func hits(in source: any ByteSource, skipping: [Range<Int64>] = [], limit: Int = 1000) throws -> [Hit] {
         guard !patterns.isEmpty, source.size >= Int64(window) else { return [] }
         var found: [Hit] = []
-        var start: Int64 = 0
-        while start < source.size, found.count < limit {
-            // Each step reports only matches that start in its own chunk; the overlap lets them end in the next.
-            let count = Int(min(Int64(Self.chunk + longest - 1), source.size - start))
-            let own = min(Self.chunk, count)
-            try source.withBytes(at: start, count: count) { bytes in
-                search(bytes, starts: own, base: start, into: &found, limit: limit)
+        for part in Self.parts(of: 0..<source.size, skipping: skipping, margin: Int64(longest - 1)) where found.count < limit {
+            var start = part.lowerBound
+            while start < part.upperBound, found.count < limit {
+                // Each step reports only matches that start in its own chunk; the overlap lets them end in the next.
+                let count = Int(min(Int64(Self.chunk + longest - 1), part.upperBound - start))
+                let own = min(Self.chunk, count)
+                try source.withBytes(at: start, count: count) { bytes in
+                    search(bytes, starts: own, base: start, into: &found, limit: limit)
+                }
+                start += Int64(Self.chunk)
             }
-            start += Int64(Self.chunk)
         }
         return found
+    }
+
+    /// `whole` less the skipped ranges, each part widened by `margin` into its neighbours so that a match
+    /// starting in a part and ending in a skipped range is still whole in it.
+    static func parts(of whole: Range<Int64>, skipping: [Range<Int64>], margin: Int64) -> [Range<Int64>] {
+        var parts: [Range<Int64>] = []
+        var at = whole.lowerBound
+        for skip in skipping.sorted(by: { $0.lowerBound < $1.lowerBound }) where skip.count > 2 * margin {
+            let inner = (skip.lowerBound + margin)..<(skip.upperBound - margin)
+            if inner.lowerBound > at { parts.append(at..<min(inner.lowerBound, whole.upperBound)) }
+            at = max(at, inner.upperBound)
+        }
+        if at < whole.upperBound { parts.append(at..<whole.upperBound) }
+        return parts
     }
 
     /// Every occurrence in a buffer already in memory.
@@ -69,26 +86,28 @@ struct PatternSearch {
 
     private func search(_ text: UnsafeRawBufferPointer, starts: Int, base: Int64, into found: inout [Hit], limit: Int) {
         let n = text.count
-        guard n >= window else { return }
-        shift.withUnsafeBufferPointer { shift in
+        guard n >= window, let t = text.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        shift.withUnsafeBufferPointer { shiftTable in
+            let shift = shiftTable.baseAddress!
             var end = window - 1
             while end < n {
-                let block = Int(text[end - 1]) << 8 | Int(text[end])
+                // The hot loop: two loads and a table lookup per step, most steps moving `window - 1` bytes.
+                let block = Int(t[end - 1]) &<< 8 | Int(t[end])
                 let distance = Int(shift[block])
                 if distance > 0 {
-                    end += distance
+                    end &+= distance
                     continue
                 }
                 let at = end - (window - 1)
                 if at < starts, let list = candidates[block] {
                     for index in list {
-                        let pattern = patterns[index]
-                        guard at + pattern.count <= n else { continue }
-                        let same = pattern.withUnsafeBytes { p in memcmp(p.baseAddress!, text.baseAddress! + at, pattern.count) == 0 }
+                        let count = patterns[index].count
+                        guard at + count <= n else { continue }
+                        let same = patterns[index].withUnsafeBytes { p in memcmp(p.baseAddress!, t + at, count) == 0 }
                         if same, found.count < limit { found.append(Hit(pattern: index, offset: base + Int64(at))) }
                     }
                 }
-                end += 1
+                end &+= 1
             }
         }
     }

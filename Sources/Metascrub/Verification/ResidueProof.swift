@@ -17,12 +17,23 @@ struct ResidueProof {
 
     let roles: ItemRoles
 
-    /// The first residue per removed item, in output order; empty when none is found.
-    func residues(original: any ByteSource, cleaned: any ByteSource, keptInOutput: [Range<Int64>]) throws -> [Residue] {
+    /// The first residue per removed item, in output order; empty when none is found. `copies` are ranges the
+    /// content check compared byte for byte with the original's: where the original's range holds nothing the
+    /// proof accounts to a removed item, any canary in the copy is one the original holds in what stays, which
+    /// step 3 would explain, so those bytes are not searched (a JPEG's entropy-coded data).
+    func residues(original: any ByteSource, cleaned: any ByteSource, keptInOutput: [Range<Int64>],
+                  copies: [(original: Range<Int64>, cleaned: Range<Int64>)] = []) throws -> [Residue] {
         let canaries = try CanaryExtractor.canaries(roles, original: original)
         guard !canaries.isEmpty else { return [] }
         let search = PatternSearch(canaries.map(\.bytes))
-        let suspicious = try search.hits(in: cleaned).filter { hit in
+        // Any range a removed item or a searched block names, however loosely (an XMP property's is its packet's
+        // start), keeps a copy that overlaps it searched.
+        let loose = roles.items.indices.compactMap { index -> Range<Int64>? in
+            guard roles.removed(index) || !roles.exempt(index), let offset = roles.items[index].offset else { return nil }
+            return offset..<offset + max(1, roles.items[index].length ?? 1)
+        }
+        let skipped = copies.filter { copy in !loose.contains { $0.overlaps(copy.original) } }.map(\.cleaned)
+        let suspicious = try search.hits(in: cleaned, skipping: skipped).filter { hit in
             let span = hit.offset..<hit.offset + Int64(canaries[hit.pattern].bytes.count)
             return !keptInOutput.contains { $0.lowerBound <= span.lowerBound && span.upperBound <= $0.upperBound }
         }
@@ -42,18 +53,7 @@ struct ResidueProof {
     /// and the searched kept-with-a-reason blocks than the removed items whose range is not their own (an XMP
     /// property) hold them: the output's copy may be the one that stays.
     private func explainedByWhatStays(_ suspects: [Int], _ canaries: [Canary], _ original: any ByteSource) throws -> Set<Int> {
-        var accounted: [Range<Int64>] = []
-        var valueTexts: [[UInt8]] = []
-        for index in roles.items.indices {
-            if roles.removed(index) {
-                if let parent = roles.items[index].parent, roles.items.indices.contains(parent), roles.removed(parent),
-                   roles.precise(parent) != nil { continue }
-                let source = try CanaryExtractor.source(of: index, roles, original)
-                if let range = source.range { accounted.append(range) } else { valueTexts.append(source.bytes) }
-            } else if !roles.exempt(index), let offset = roles.items[index].offset, let length = roles.items[index].length {
-                accounted.append(offset..<offset + length)
-            }
-        }
+        let (accounted, valueTexts) = try accountedRanges(original)
         let search = PatternSearch(suspects.map { canaries[$0].bytes })
         var outside = [Int](repeating: 0, count: suspects.count)
         for hit in try search.hits(in: original, limit: 100_000) {
@@ -63,5 +63,24 @@ struct ResidueProof {
         var inValues = [Int](repeating: 0, count: suspects.count)
         for text in valueTexts { for hit in search.hits(in: text) { inValues[hit.pattern] += 1 } }
         return Set(suspects.indices.filter { outside[$0] > inValues[$0] }.map { suspects[$0] })
+    }
+
+    /// The original's ranges whose canaries belong to removed items (their own ranges) or are searched inside
+    /// (kept-with-a-reason blocks), and the value texts of removed items whose canaries came from their values.
+    private func accountedRanges(_ original: any ByteSource) throws -> (ranges: [Range<Int64>], values: [[UInt8]]) {
+        var accounted: [Range<Int64>] = []
+        var valueTexts: [[UInt8]] = []
+        for index in roles.items.indices {
+            if roles.removed(index) {
+                if let parent = roles.items[index].parent, roles.items.indices.contains(parent), roles.removed(parent),
+                   roles.precise(parent) != nil { continue }
+                let source = try CanaryExtractor.source(of: index, roles, original)
+                if let range = source.range { accounted.append(range) } else { valueTexts.append(source.bytes) }
+            } else if roles.findings[index].disposition == .keep, !roles.exempt(index),
+                      let offset = roles.items[index].offset, let length = roles.items[index].length {
+                accounted.append(offset..<offset + length)
+            }
+        }
+        return (accounted, valueTexts)
     }
 }

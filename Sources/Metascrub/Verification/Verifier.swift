@@ -51,7 +51,9 @@ struct Verifier {
         guard content.passed else {
             throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
         }
-        try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: cleaned, after: after, report: &report)
+        // Only a remux's comparison is with the original's own bytes (a transform's is with the turned image).
+        try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: cleaned, after: after,
+                           copies: result.method == .remux ? content.identical : [], report: &report)
         if options.digests { report.sha256After = try Hashing.sha256(cleaned) }
         report.bytesAfter = cleaned.size
     }
@@ -89,7 +91,8 @@ struct Verifier {
 
     /// The residue proof (`ResidueProof`) against the output's kept items.
     func proveNoResidue(original: any ByteSource, items: [MetadataItem], findings: [Finding], cleaned: any ByteSource,
-                        after: [Finding], report: inout FileReport) throws {
+                        after: [Finding], copies: [(original: Range<Int64>, cleaned: Range<Int64>)] = [],
+                        report: inout FileReport) throws {
         guard items.count == findings.count else { return }
         let afterRoles = ItemRoles(items: after.map(\.item), findings: after)
         let kept = after.indices.compactMap { index -> Range<Int64>? in
@@ -97,7 +100,7 @@ struct Verifier {
             return offset..<offset + length
         }
         let residues = try ResidueProof(roles: ItemRoles(items: items, findings: findings))
-            .residues(original: original, cleaned: cleaned, keptInOutput: kept)
+            .residues(original: original, cleaned: cleaned, keptInOutput: kept, copies: copies)
         guard !residues.isEmpty else { return }
         report.verification?.rescan = .failed
         report.verification?.remaining = Array(Set(residues.map(\.key))).sorted()

@@ -11,41 +11,18 @@ import MetascrubFormats
 extension FileProcessor {
     public static let streamLimit: Int64 = 1 << 30
 
-    /// The report, and the bytes to write (nil: nothing may be written; the report says why).
+    /// The report, and the bytes to write (nil: nothing may be written; the report says why). The same path as
+    /// a file clean (`clean(_:_:conversion:to:inPlace:report:)`): --allow-uncleaned, a policy's `convert:`, the
+    /// orientation re-encode and every check of the `Verifier`, into memory instead of a temp file.
     public func cleanInMemory(_ source: any ByteSource, path: String) -> (FileReport, [UInt8]?) {
         var report = FileReport(path: path, status: .error)
         do {
             report.bytesBefore = source.size
             if options.digests { report.sha256Before = try Hashing.sha256(source) }
-            switch try detect(source) {
-            case .notMedia:
-                throw MetascrubError.unsupported(format: "unknown", reason: "not a recognised media file; nothing was written")
-            case .unsupported(let entry):
-                report.format = entry.format.id
-                let reason = entry.unsupportedReason ?? "no cleaner"
-                guard options.allowUncleaned else {
-                    throw MetascrubError.unsupported(format: entry.format.name, reason: "\(reason); nothing was written (--allow-uncleaned copies such files unchanged)")
-                }
-                report.status = .skipped
-                report.reason = "uncleaned: \(entry.format.name) copied unchanged (--allow-uncleaned)"
-                report.notes = [Note(.warning, code: "uncleaned", "\(entry.format.name) cannot be cleaned: \(reason); its metadata is still there")]
-                report.method = .copy
-                return (report, try source.readAll(limit: Self.streamLimit))
-            case .handled(let entry, let handler):
-                report.format = entry.format.id
-                let (scan, findings, plan) = try decide(source, handler: handler, report: &report)
-                guard let plan else {
-                    report.method = .copy
-                    report.output = "-"
-                    return (report, try source.readAll(limit: Self.streamLimit))
-                }
-                let sink = MemoryOutputSink()
-                let result = try scan.clean(source, plan: plan, to: sink)
-                try verify(original: source, scan: scan, findings: findings, result: result,
-                           cleaned: MemoryByteSource(sink.bytes), report: &report)
-                record(result, findings: findings, output: "-", report: &report)
-                return (report, sink.bytes)
-            }
+            let detected = try detect(source)
+            let destination = MemoryDestination()
+            try clean(source, detected, conversion: conversionTarget(detected, source), to: destination, inPlace: false, report: &report)
+            return (report, destination.bytes)
         } catch {
             report.status = .error
             report.error = ErrorInfo(Self.typed(error))

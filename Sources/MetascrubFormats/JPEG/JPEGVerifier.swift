@@ -16,6 +16,7 @@ enum JPEGVerifier {
         guard left.count == right.count else {
             return ContentCheck(method: method, passed: false, detail: "\(left.count) image segments became \(right.count)")
         }
+        var identical: [(original: Range<Int64>, cleaned: Range<Int64>)] = []
         for (x, y) in zip(left, right) {
             let n = x.streamEnd - x.offset
             guard n == y.streamEnd - y.offset else {
@@ -24,8 +25,11 @@ enum JPEGVerifier {
             guard try ByteComparison.equal(original, x.offset..<x.streamEnd, cleaned, y.offset..<y.streamEnd) else {
                 return ContentCheck(method: method, passed: false, detail: "\(x.name) at \(x.offset) differs")
             }
+            identical.append((x.offset..<x.streamEnd, y.offset..<y.streamEnd))
         }
-        return ContentCheck(method: method, passed: true)
+        var check = ContentCheck(method: method, passed: true)
+        check.identical = identical
+        return check
     }
 
     /// Lossless transform: the cleaned image decodes to the original's pixels with its orientation applied.

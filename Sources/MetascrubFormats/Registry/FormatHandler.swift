@@ -87,6 +87,9 @@ public struct ContentCheck: Sendable {
     public var method: String
     public var passed: Bool
     public var detail: String?
+    /// Ranges of the cleaned file this check compared byte for byte with the original's (a JPEG's frame, tables
+    /// and entropy-coded data): the residue proof need not search them again (see docs/threat-model.md).
+    public var identical: [(original: Range<Int64>, cleaned: Range<Int64>)] = []
 
     public init(method: String, passed: Bool, detail: String? = nil) {
         self.method = method
