@@ -184,7 +184,9 @@ extension MatroskaFormat {
                             action: mandatory ? .zeroData(c.data) : .void(c.range))
                 } else if MatroskaFormat.infoCore.contains(c.id) {
                     layout.core.append(c.range)
-                } else if c.id != ID.void && c.id != ID.crc {
+                } else if c.id == ID.void {
+                    try void(c, location: "Segment/Info/Void")
+                } else if c.id != ID.crc {
                     _ = add(String(format16: "matroska:Info:0x", c.id), .content, c, location: "Segment/Info/0x\(String(c.id, radix: 16))",
                             detail: "unknown Info element, \(c.dataSize) bytes", unknown: true, action: .void(c.range))
                 }
@@ -195,6 +197,7 @@ extension MatroskaFormat {
             let children = try EBML.children(input, of: e, path: "Tracks")
             checksum(e, children)
             var number = 0
+            for v in children where v.id == ID.void { try void(v, location: "Segment/Tracks/Void") }
             for entry in children where entry.id == ID.trackEntry {
                 number += 1
                 try noteVideoTrack(entry)
