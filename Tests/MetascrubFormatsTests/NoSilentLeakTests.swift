@@ -73,6 +73,20 @@ final class NoSilentLeakTests: XCTestCase {
                        try Data(contentsOf: URL(fileURLWithPath: Fixture.path("leaks/srt-telemetry.mkv"))).count)
     }
 
+    /// A recording cut inside its last Cluster: the telemetry blocks that are there, the cut one too, are voided.
+    func testTelemetryInACutClusterIsVoided() throws {
+        let whole = try Data(contentsOf: URL(fileURLWithPath: Fixture.path("leaks/srt-telemetry.mkv")))
+        let last = try XCTUnwrap(whole.range(of: Data("GPS (2.2949".utf8), options: .backwards))
+        let input = dir.file("cut-srt.mkv")
+        try whole.prefix(last.lowerBound + 20).write(to: URL(fileURLWithPath: input))
+        let output = dir.file("cut-srt-out.mkv")
+        let report = Run.clean(input, to: output, policy: "location")
+        XCTAssertEqual(report.status, .cleaned, "\(report.error.map { "\($0)" } ?? "")")
+        XCTAssertTrue(Oracle.contains(input, "48.858"))
+        XCTAssertFalse(Oracle.contains(output, "48.858"))
+        XCTAssertFalse(Oracle.contains(output, "CANARY-SRT"))
+    }
+
     /// A location inside iXML is a `location` item inside the chunk, and decides the chunk under `location`.
     func testIXMLLocationIsItemisedAndDecidesTheChunk() throws {
         let report = Run.scan(Fixture.path("leaks/bwf-ixml.wav"), policy: "location")

@@ -88,7 +88,7 @@ extension MatroskaFormat {
             var at = seg.dataOffset
             var n: [UInt32: Int] = [:]
             if seg.cut {
-                found.note(Note(.warning, code: "truncated-segment", "the file ends \(seg.dataOffset + (seg.size ?? 0) - seg.end) bytes before the Segment's declared end; the last Cluster is copied as it is", offset: seg.offset))
+                found.note(Note(.warning, code: "truncated-segment", "the file ends \(seg.dataOffset + (seg.size ?? 0) - seg.end) bytes before the Segment's declared end; the last Cluster is copied as it is (less any metadata blocks in it)", offset: seg.offset))
             }
             while at < seg.end {
                 var e = try EBML.header(input, at: at, limit: seg.end, path: "Segment", allowCut: seg.cut)
@@ -112,7 +112,7 @@ extension MatroskaFormat {
                 case ID.cluster:
                     layout.core.append(e.range)
                     layout.clusters += 1
-                    if !e.cut { try cluster(e) }
+                    try cluster(e)
                 case ID.cues:
                     layout.core.append(e.range)
                     try cues(e)
