@@ -136,6 +136,38 @@ final class NoSilentLeakTests: XCTestCase {
         XCTAssertFalse(Run.scan(Fixture.path("mp4/subtitles.mp4")).findings.contains { $0.item.key == "container:unreferenced" })
     }
 
+    /// A photo hidden in a text item is scanned by its own handler: its GPS decides the item under `location`;
+    /// EXIF and XMP blocks inside an item are itemised by the shared readers.
+    func testEmbeddedFormatsInsideAKeptItem() throws {
+        let photo = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixture.path("jpeg/gps-full.jpg"))))
+        for (payload, expected) in [(Array("note: ".utf8) + photo, "inspect:embedded:jpeg"),
+                                    (Array("<?xpacket begin=\"\"?><x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><rdf:Description xmlns:exif=\"http://ns.adobe.com/exif/1.0/\" exif:GPSLatitude=\"48,51.5N\"/></rdf:RDF></x:xmpmeta><?xpacket end=\"w\"?>".utf8), "xmp:exif:GPSLatitude")] {
+            var items = [MetadataItem(key: "id3:COMM", category: .content, location: "ID3v2/COMM#1", offset: 100, length: Int64(payload.count))]
+            var notes: [Note] = []
+            let added = ContentInspector.inspect(payload, origin: 110, parent: 0, options: ScanOptions(), items: &items, notes: &notes)
+            XCTAssertFalse(added.isEmpty, expected)
+            XCTAssertTrue(items.contains { $0.key == expected }, "\(expected): \(items.map(\.key))")
+            XCTAssertTrue(items.contains { $0.category == .location }, "\(expected): no location inside")
+            // Every added item hangs below the kept item, so the policy decides the item by what it holds.
+            let findings = Run.policy("location").evaluate(items)
+            XCTAssertEqual(findings[0].disposition, .remove, expected)
+            XCTAssertTrue(items.dropFirst().allSatisfy { $0.parent != nil })
+        }
+        // Nothing inside: nothing added, the item stays.
+        var items = [MetadataItem(key: "id3:COMM", category: .content, location: "ID3v2/COMM#1")]
+        var notes: [Note] = []
+        XCTAssertEqual(ContentInspector.inspect(Array("a plain comment, take 3 of 12.5".utf8), origin: 0, parent: 0, options: ScanOptions(),
+                                                items: &items, notes: &notes), [])
+    }
+
+    /// A megabyte of text is looked through in well under a second.
+    func testLocationShapesAreFastEnough() {
+        let text = [UInt8](repeating: 0x61, count: 1 << 19) + Array(" lat 48.8583 ".utf8) + [UInt8](repeating: 0x20, count: 1 << 19)
+        let start = Date()
+        XCTAssertEqual(LocationShapes.find(in: text).map(\.kind), [.field])
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2.0)
+    }
+
     /// The location shapes: what counts as a position and what does not.
     func testLocationShapes() {
         func kinds(_ s: String) -> [String] { LocationShapes.find(in: Array(s.utf8)).map(\.kind.rawValue) }
