@@ -13,7 +13,7 @@ final class NoSilentLeakTests: XCTestCase {
 
     static let fixtures = ["srt-telemetry.mkv", "ass-telemetry.mkv", "webvtt-telemetry.webm", "font-labelled-jpeg.mkv",
                            "mdat-unreferenced.mp4", "bwf-ixml.wav", "id3-hidden.mp3", "vorbis-position.flac", "text-position.png", "comment-position.jpg", "comment-position.mp4",
-                           "comment-position.wmv"]
+                           "comment-position.wmv", "exif-text-position.jpg"]
     /// The hidden position in its decimal text form (every fixture) and the canaries the manifest lists.
     static func hidden(_ name: String) -> [String] {
         Array(Set(ContainerChecks.canaries("leaks/" + name) + ["48.8583", "48.8584", "CANARY-WMV-COMMENT"]))
@@ -114,6 +114,16 @@ final class NoSilentLeakTests: XCTestCase {
         }
         // The title, which holds nothing, stays under `location`.
         XCTAssertEqual(report.findings.first { $0.item.key == "id3:TIT2" }?.disposition, .keep)
+    }
+
+    /// EXIF text entries are decided by what they say: the description goes under `location`, the artist stays.
+    func testExifTextEntriesAreLookedInto() throws {
+        let output = dir.file("exif-text.jpg")
+        XCTAssertEqual(Run.clean(Fixture.path("leaks/exif-text-position.jpg"), to: output, policy: "location").status, .cleaned)
+        let tags = Oracle.exiftool(output)
+        XCTAssertNil(tags["IFD0:ImageDescription"])
+        XCTAssertNil(tags["IFD0:XPComment"])
+        XCTAssertEqual(tags["IFD0:Artist"] as? String, "CANARY-EXIF-ARTIST")
     }
 
     /// A photo labelled as a font is an embedded file, not a font: `strict` removes it; a real font stays.
