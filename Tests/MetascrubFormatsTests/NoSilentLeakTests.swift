@@ -12,10 +12,11 @@ final class NoSilentLeakTests: XCTestCase {
     let dir = TempDir()
 
     static let fixtures = ["srt-telemetry.mkv", "ass-telemetry.mkv", "webvtt-telemetry.webm", "font-labelled-jpeg.mkv",
-                           "mdat-unreferenced.mp4", "bwf-ixml.wav", "id3-hidden.mp3", "vorbis-position.flac", "text-position.png"]
+                           "mdat-unreferenced.mp4", "bwf-ixml.wav", "id3-hidden.mp3", "vorbis-position.flac", "text-position.png", "comment-position.jpg", "comment-position.mp4",
+                           "comment-position.wmv", "exif-text-position.jpg"]
     /// The hidden position in its decimal text form (every fixture) and the canaries the manifest lists.
     static func hidden(_ name: String) -> [String] {
-        Array(Set(ContainerChecks.canaries("leaks/" + name) + ["48.8583", "48.8584"]))
+        Array(Set(ContainerChecks.canaries("leaks/" + name) + ["48.8583", "48.8584", "CANARY-WMV-COMMENT"]))
     }
 
     func testHiddenPositionsAndNamesAreGoneUnderEveryPolicy() throws {
@@ -23,7 +24,7 @@ final class NoSilentLeakTests: XCTestCase {
         for name in Self.fixtures {
             let input = Fixture.path("leaks/" + name)
             // The originals do hold what the test looks for (else the test proves nothing).
-            XCTAssertTrue(Self.hidden(name).contains { Oracle.contains(input, $0) }, "\(name): fixture lost what it hides")
+            XCTAssertTrue(Self.hidden(name).contains { Oracle.contains(input, $0) || Self.containsUTF16(input, $0) }, "\(name): fixture lost what it hides")
             let media = Self.media(input)
             XCTAssertNotNil(media, "\(name): ffmpeg decodes nothing")
             for policy in ["strict", "share", "location"] {
@@ -35,6 +36,7 @@ final class NoSilentLeakTests: XCTestCase {
                 XCTAssertFalse(exif.isEmpty, "\(policy) \(name): exiftool read nothing")
                 for needle in Self.hidden(name) where !needle.isEmpty {
                     XCTAssertFalse(Oracle.contains(output, needle), "\(policy) \(name): \(needle) left in the bytes")
+                    XCTAssertFalse(Self.containsUTF16(output, needle), "\(policy) \(name): \(needle) left in the bytes as UTF-16")
                     XCTAssertFalse(exif.contains(needle), "\(policy) \(name): ExifTool still shows \(needle)")
                 }
                 XCTAssertEqual(Self.media(output), media, "\(policy) \(name): decoded frames changed")
@@ -73,6 +75,20 @@ final class NoSilentLeakTests: XCTestCase {
                        try Data(contentsOf: URL(fileURLWithPath: Fixture.path("leaks/srt-telemetry.mkv"))).count)
     }
 
+    /// A recording cut inside its last Cluster: the telemetry blocks that are there, the cut one too, are voided.
+    func testTelemetryInACutClusterIsVoided() throws {
+        let whole = try Data(contentsOf: URL(fileURLWithPath: Fixture.path("leaks/srt-telemetry.mkv")))
+        let last = try XCTUnwrap(whole.range(of: Data("GPS (2.2949".utf8), options: .backwards))
+        let input = dir.file("cut-srt.mkv")
+        try whole.prefix(last.lowerBound + 20).write(to: URL(fileURLWithPath: input))
+        let output = dir.file("cut-srt-out.mkv")
+        let report = Run.clean(input, to: output, policy: "location")
+        XCTAssertEqual(report.status, .cleaned, "\(report.error.map { "\($0)" } ?? "")")
+        XCTAssertTrue(Oracle.contains(input, "48.858"))
+        XCTAssertFalse(Oracle.contains(output, "48.858"))
+        XCTAssertFalse(Oracle.contains(output, "CANARY-SRT"))
+    }
+
     /// A location inside iXML is a `location` item inside the chunk, and decides the chunk under `location`.
     func testIXMLLocationIsItemisedAndDecidesTheChunk() throws {
         let report = Run.scan(Fixture.path("leaks/bwf-ixml.wav"), policy: "location")
@@ -100,6 +116,16 @@ final class NoSilentLeakTests: XCTestCase {
         XCTAssertEqual(report.findings.first { $0.item.key == "id3:TIT2" }?.disposition, .keep)
     }
 
+    /// EXIF text entries are decided by what they say: the description goes under `location`, the artist stays.
+    func testExifTextEntriesAreLookedInto() throws {
+        let output = dir.file("exif-text.jpg")
+        XCTAssertEqual(Run.clean(Fixture.path("leaks/exif-text-position.jpg"), to: output, policy: "location").status, .cleaned)
+        let tags = Oracle.exiftool(output)
+        XCTAssertNil(tags["IFD0:ImageDescription"])
+        XCTAssertNil(tags["IFD0:XPComment"])
+        XCTAssertEqual(tags["IFD0:Artist"] as? String, "CANARY-EXIF-ARTIST")
+    }
+
     /// A photo labelled as a font is an embedded file, not a font: `strict` removes it; a real font stays.
     func testAttachmentIsClassifiedByItsBytes() throws {
         let report = Run.scan(Fixture.path("leaks/font-labelled-jpeg.mkv"))
@@ -118,6 +144,38 @@ final class NoSilentLeakTests: XCTestCase {
         XCTAssertTrue(report.findings.contains { $0.item.parent == gap && $0.item.category == .location })
         // Ordinary ffmpeg output has none.
         XCTAssertFalse(Run.scan(Fixture.path("mp4/subtitles.mp4")).findings.contains { $0.item.key == "container:unreferenced" })
+    }
+
+    /// A photo hidden in a text item is scanned by its own handler: its GPS decides the item under `location`;
+    /// EXIF and XMP blocks inside an item are itemised by the shared readers.
+    func testEmbeddedFormatsInsideAKeptItem() throws {
+        let photo = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Fixture.path("jpeg/gps-full.jpg"))))
+        for (payload, expected) in [(Array("note: ".utf8) + photo, "inspect:embedded:jpeg"),
+                                    (Array("<?xpacket begin=\"\"?><x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><rdf:Description xmlns:exif=\"http://ns.adobe.com/exif/1.0/\" exif:GPSLatitude=\"48,51.5N\"/></rdf:RDF></x:xmpmeta><?xpacket end=\"w\"?>".utf8), "xmp:exif:GPSLatitude")] {
+            var items = [MetadataItem(key: "id3:COMM", category: .content, location: "ID3v2/COMM#1", offset: 100, length: Int64(payload.count))]
+            var notes: [Note] = []
+            let added = ContentInspector.inspect(payload, origin: 110, parent: 0, options: ScanOptions(), items: &items, notes: &notes)
+            XCTAssertFalse(added.isEmpty, expected)
+            XCTAssertTrue(items.contains { $0.key == expected }, "\(expected): \(items.map(\.key))")
+            XCTAssertTrue(items.contains { $0.category == .location }, "\(expected): no location inside")
+            // Every added item hangs below the kept item, so the policy decides the item by what it holds.
+            let findings = Run.policy("location").evaluate(items)
+            XCTAssertEqual(findings[0].disposition, .remove, expected)
+            XCTAssertTrue(items.dropFirst().allSatisfy { $0.parent != nil })
+        }
+        // Nothing inside: nothing added, the item stays.
+        var items = [MetadataItem(key: "id3:COMM", category: .content, location: "ID3v2/COMM#1")]
+        var notes: [Note] = []
+        XCTAssertEqual(ContentInspector.inspect(Array("a plain comment, take 3 of 12.5".utf8), origin: 0, parent: 0, options: ScanOptions(),
+                                                items: &items, notes: &notes), [])
+    }
+
+    /// A megabyte of text is looked through in well under a second.
+    func testLocationShapesAreFastEnough() {
+        let text = [UInt8](repeating: 0x61, count: 1 << 19) + Array(" lat 48.8583 ".utf8) + [UInt8](repeating: 0x20, count: 1 << 19)
+        let start = Date()
+        XCTAssertEqual(LocationShapes.find(in: text).map(\.kind), [.field])
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2.0)
     }
 
     /// The location shapes: what counts as a position and what does not.
@@ -152,6 +210,11 @@ final class NoSilentLeakTests: XCTestCase {
     /// Decoded video and audio frames (ffmpeg framemd5), the independent proof the media did not change.
     static func media(_ path: String) -> [String]? {
         VideoOracle.frames(path)
+    }
+
+    static func containsUTF16(_ path: String, _ needle: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path) else { return false }
+        return data.range(of: needle.data(using: .utf16LittleEndian)!) != nil
     }
 
     /// Everything `exiftool -j -a -G1 -ee` prints about the file, as one text.

@@ -109,6 +109,12 @@ public struct ASFFormat: FormatHandler {
                           unknown: Bool = false, action: ASFLayout.Action) -> Int {
             let item = found.add(key, category, range, location: location, value: value, detail: detail, unknown: unknown)
             layout.actions[item] = [action]
+            // Descriptions, attributes, markers and script commands are kept or dropped whole: a position written
+            // in their (UTF-16) text decides them.
+            if ![.location, .embedded, .time].contains(category), range.count <= ContentInspector.limit,
+               let payload = try? input.read(at: range.lowerBound, count: Int(range.count)) {
+                found.inspect(item, payload: payload, origin: range.lowerBound)
+            }
             return item
         }
 

@@ -45,6 +45,8 @@ public struct GIFFormat: FormatHandler {
                 comments += 1
                 let value = options.includeValues ? String(decoding: try GIFStructure.subBlockData(input, block, limit: 200), as: UTF8.self) : nil
                 add("gif:comment", .content, location: "comment#\(comments)", value: value, detail: "comment extension, \(block.range.count) bytes")
+                // Kept or dropped whole: a position written into the comment decides it.
+                found.inspect(found.next - 1, payload: try GIFStructure.subBlockData(input, block, limit: ContentInspector.limit), origin: block.range.lowerBound)
             case .application(let ident) where Self.loopingApplications.contains(ident):
                 continue
             case .application(let ident):

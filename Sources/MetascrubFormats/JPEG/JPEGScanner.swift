@@ -128,6 +128,9 @@ enum JPEGScanner {
                 let text = options.includeValues ? try source.read(at: segment.payloadOffset, count: min(segment.payloadLength, 200)) : []
                 found.items.append(MetadataItem(key: "jpeg:comment", category: .content, location: location, offset: segment.offset,
                                           length: Int64(segment.length), value: options.includeValues ? String(decoding: text, as: UTF8.self) : nil))
+                // Kept or dropped whole: a position or a metadata block written into the comment decides it.
+                found.inspect(found.items.count - 1, payload: try source.read(at: segment.payloadOffset, count: segment.payloadLength),
+                              origin: segment.payloadOffset)
             case .jumbf:
                 let body = try source.read(at: segment.payloadOffset, count: min(segment.payloadLength, 256))
                 let isC2PA = body.windows(ofCount: 4).contains { $0.elementsEqual(Array("c2pa".utf8)) }

@@ -13,10 +13,18 @@ extension MP4Scanner {
                 let known = MP4Atoms.atoms[atom.type]
                 let category = known?.category ?? NameClassifier.category(of: atom.type.description, otherwise: .device)
                 let text = try? userDataText(atom.box)
-                add("mp4:udta/\(atom.type)", category, atom.box, detail: known.map { "\($0.name) (\(atom.box.size) bytes)" } ?? "user data atom, \(atom.box.size) bytes",
-                    value: text, unknown: known == nil, edit: .drop(atom.box))
+                let item = add("mp4:udta/\(atom.type)", category, atom.box, detail: known.map { "\($0.name) (\(atom.box.size) bytes)" } ?? "user data atom, \(atom.box.size) bytes",
+                               value: text, unknown: known == nil, edit: .drop(atom.box))
+                try inspect(item, atom.box)
             }
         }
+    }
+
+    /// Kept or dropped whole: a position or metadata block inside the atom decides it (`ContentInspector`).
+    mutating func inspect(_ item: Int, _ box: Box) throws {
+        guard found.items[item].category != .location, box.payloadSize > 0 else { return }
+        found.inspect(item, payload: try source.read(at: box.payloadOffset, count: Int(min(box.payloadSize, Int64(ContentInspector.limit)))),
+                      origin: box.payloadOffset)
     }
 
     /// A short rendering of a udta string atom (QuickTime international text or 3GPP) for `--show-values`.
@@ -65,7 +73,8 @@ extension MP4Scanner {
                     let text = try? ilstText(entry.box)
                     let item = add(name, category, entry.box, detail: "metadata item, \(entry.box.size) bytes", value: text,
                                    unknown: !known, edit: .drop(entry.box))
-                    if entry.type == "covr" { try scanCover(entry.box, item: item) }
+                    // Cover art is an embedded file with its own handling; text and binary entries are looked into.
+                    if entry.type == "covr" { try scanCover(entry.box, item: item) } else { try inspect(item, entry.box) }
                 }
             case "xml ":
                 try scanXMP(child.box, payloadOffset: child.box.payloadOffset + 4)

@@ -53,7 +53,15 @@ extension MatroskaFormat.Scanner {
         var first = true
         var unknown = 0
         while at < cluster.end {
-            let e = try EBML.header(input, at: at, limit: cluster.end, path: "Cluster")
+            // A Cluster the file cuts short is walked as far as it goes: its last element may be cut too (a
+            // subtitle block of a telemetry track is voided all the same; video in it is copied as it is).
+            let header: EBMLElement?
+            if cluster.cut {
+                header = try? EBML.header(input, at: at, limit: cluster.end, path: "Cluster", allowCut: true)
+            } else {
+                header = try EBML.header(input, at: at, limit: cluster.end, path: "Cluster")
+            }
+            guard let e = header else { break }
             if first, e.id == MatroskaFormat.ID.crc, e.dataSize == 4 {
                 layout.checksums.append((e.data, e.end..<cluster.end))
                 layout.clusterCRCs.append(e.data)
@@ -61,9 +69,15 @@ extension MatroskaFormat.Scanner {
             first = false
             switch e.id {
             case BlockID.simpleBlock:
-                if !layout.nalTracks.isEmpty { try blockSEI(e) }
+                if !layout.nalTracks.isEmpty && !e.cut { try blockSEI(e) }
                 try textBlock(e, in: e)
             case BlockID.blockGroup:
+                if e.cut {
+                    // Its Block comes first; the rest of the group may be missing.
+                    if let block = try? EBML.header(input, at: e.dataOffset, limit: e.end, path: "Cluster/BlockGroup", allowCut: true),
+                       block.id == BlockID.block { try textBlock(block, in: e) }
+                    break
+                }
                 for c in try EBML.children(input, of: e, path: "Cluster/BlockGroup") where c.id == BlockID.block {
                     if !layout.nalTracks.isEmpty { try blockSEI(c) }
                     try textBlock(c, in: e)

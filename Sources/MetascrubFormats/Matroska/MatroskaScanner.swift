@@ -88,7 +88,7 @@ extension MatroskaFormat {
             var at = seg.dataOffset
             var n: [UInt32: Int] = [:]
             if seg.cut {
-                found.note(Note(.warning, code: "truncated-segment", "the file ends \(seg.dataOffset + (seg.size ?? 0) - seg.end) bytes before the Segment's declared end; the last Cluster is copied as it is", offset: seg.offset))
+                found.note(Note(.warning, code: "truncated-segment", "the file ends \(seg.dataOffset + (seg.size ?? 0) - seg.end) bytes before the Segment's declared end; the last Cluster is copied as it is (less any metadata blocks in it)", offset: seg.offset))
             }
             while at < seg.end {
                 var e = try EBML.header(input, at: at, limit: seg.end, path: "Segment", allowCut: seg.cut)
@@ -112,7 +112,7 @@ extension MatroskaFormat {
                 case ID.cluster:
                     layout.core.append(e.range)
                     layout.clusters += 1
-                    if !e.cut { try cluster(e) }
+                    try cluster(e)
                 case ID.cues:
                     layout.core.append(e.range)
                     try cues(e)
@@ -184,7 +184,9 @@ extension MatroskaFormat {
                             action: mandatory ? .zeroData(c.data) : .void(c.range))
                 } else if MatroskaFormat.infoCore.contains(c.id) {
                     layout.core.append(c.range)
-                } else if c.id != ID.void && c.id != ID.crc {
+                } else if c.id == ID.void {
+                    try void(c, location: "Segment/Info/Void")
+                } else if c.id != ID.crc {
                     _ = add(String(format16: "matroska:Info:0x", c.id), .content, c, location: "Segment/Info/0x\(String(c.id, radix: 16))",
                             detail: "unknown Info element, \(c.dataSize) bytes", unknown: true, action: .void(c.range))
                 }
@@ -195,6 +197,7 @@ extension MatroskaFormat {
             let children = try EBML.children(input, of: e, path: "Tracks")
             checksum(e, children)
             var number = 0
+            for v in children where v.id == ID.void { try void(v, location: "Segment/Tracks/Void") }
             for entry in children where entry.id == ID.trackEntry {
                 number += 1
                 try noteVideoTrack(entry)

@@ -57,6 +57,10 @@ public struct ExifItems: Sendable {
         }
     }
 
+    /// Text entries that are not ASCII-typed: UserComment (UNDEFINED with a charset prefix) and the Windows XP
+    /// fields (UTF-16 in BYTE).
+    static let textTags: Set<UInt16> = [0x9286, 0x9C9B, 0x9C9C, 0x9C9D, 0x9C9E, 0x9C9F]
+
     /// Appends the block's items to `items`. `location` names the container ("APP1#1/EXIF"), `origin` the
     /// block's file offset.
     public static func itemise(
@@ -78,6 +82,12 @@ public struct ExifItems: Sendable {
                     detail: entry.tag == ExifBlock.makerNote ? "maker note, \(entry.value.count) bytes" : nil,
                     isUnknown: known == nil))
                 map.entryOfItem[items.count - 1] = (directory, index)
+                // Free text (descriptions, comments, artist, XP* fields) is kept or dropped per entry: a position
+                // written into it is an item inside the entry, and decides it.
+                if directory != .gps, category != .location, entry.type == 2 || textTags.contains(entry.tag) {
+                    ContentInspector.inspect(entry.value, origin: origin + Int64(entry.valueOffset), parent: items.count - 1,
+                                             options: options, items: &items, notes: &notes)
+                }
                 if entry.tag == ExifBlock.makerNote {
                     appendMakerNoteChildren(raw: raw, parent: items.count - 1, location: "\(location)/ExifIFD/MakerNote",
                                             origin: origin + Int64(entry.valueOffset), options: options, into: &items, notes: &notes)

@@ -41,6 +41,12 @@ enum ContentInspector {
                                               offset: at, length: Int64(part.count), detail: "Photoshop image resources inside \(items[parent].key)"))
                 }
             case .image(let name):
+                // An item that already is an embedded file (a thumbnail atom, a cover frame) is cleaned or removed
+                // as one by the policy's `embedded` rule; an image hidden in anything else is itemised here.
+                guard items[parent].category != .embedded else {
+                    claimed.append(block.range)
+                    continue
+                }
                 image(name, part, origin: at, in: parent, options: options, items: &items, notes: &notes)
             }
             for i in before..<items.count where items[i].parent == nil { items[i].parent = parent }
