@@ -188,7 +188,7 @@ _metascrub_scan() {
     repeating_flags=()
     non_repeating_flags=(--staged --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
-    non_repeating_options=(--policy --format --report --jobs --config)
+    non_repeating_options=(--policy --format --report --jobs --config --max-pixels)
     __metascrub_offer_flags_options -1
 
     # Offer option value completions
@@ -215,6 +215,9 @@ _metascrub_scan() {
     '--config')
         return
         ;;
+    '--max-pixels')
+        return
+        ;;
     esac
 }
 
@@ -222,7 +225,7 @@ _metascrub_clean() {
     repeating_flags=()
     non_repeating_flags=(--in-place --staged --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --faststart --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
-    non_repeating_options=(-o --output --output-dir --convert --quality --policy --format --report --jobs --config)
+    non_repeating_options=(-o --output --output-dir --convert --quality --policy --format --report --jobs --config --max-pixels)
     __metascrub_offer_flags_options -1
 
     # Offer option value completions
@@ -260,6 +263,9 @@ _metascrub_clean() {
         return
         ;;
     '--config')
+        return
+        ;;
+    '--max-pixels')
         return
         ;;
     esac

@@ -23,9 +23,9 @@ function __metascrub_parse_tokens -S
         __metascrub_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'scan'
-            __metascrub_parse_subcommand -r 1 'staged' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
+            __metascrub_parse_subcommand -r 1 'staged' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'max-pixels=' 'no-config' 'version' 'h/help'
         case 'clean'
-            __metascrub_parse_subcommand -r 1 'o/output=' 'output-dir=' 'in-place' 'staged' 'exit-code' 'keep-mtime' 'no-keep-mtime' 'allow-uncleaned' 'no-allow-uncleaned' 'faststart' 'convert=' 'quality=' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'no-config' 'version' 'h/help'
+            __metascrub_parse_subcommand -r 1 'o/output=' 'output-dir=' 'in-place' 'staged' 'exit-code' 'keep-mtime' 'no-keep-mtime' 'allow-uncleaned' 'no-allow-uncleaned' 'faststart' 'convert=' 'quality=' 'policy=' 'format=' 'json' 'report=' 'q/quiet' 'v/verbose' 'show-values' 'refuse-damaged' 'jobs=' 'include=+' 'exclude=+' 'config=' 'max-pixels=' 'no-config' 'version' 'h/help'
         case 'hook'
             __metascrub_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
@@ -122,6 +122,7 @@ complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_op
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan"' -l 'include' -d 'Only files matching this glob, relative to the folder given (repeatable; `**` matches any folders).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan"' -l 'exclude' -d 'Leave out files and folders matching this glob (repeatable).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" config' -l 'config' -d 'Read settings from this file instead of the nearest .metascrub.yaml.' -rfka ''
+complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" max-pixels' -l 'max-pixels' -d 'Most pixels any whole-image decode may have (bake proofs, re-encodes, conversions); above it a bake keeps its tag and a re-encode is refused. Default: the policy\'s max-pixels, else 100000000.' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" no-config' -l 'no-config' -d 'Ignore .metascrub.yaml files.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" version' -l 'version' -d 'Show the version.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub scan" h help' -s 'h' -l 'help' -d 'Show help information.'
@@ -149,6 +150,7 @@ complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_op
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean"' -l 'include' -d 'Only files matching this glob, relative to the folder given (repeatable; `**` matches any folders).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean"' -l 'exclude' -d 'Leave out files and folders matching this glob (repeatable).' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" config' -l 'config' -d 'Read settings from this file instead of the nearest .metascrub.yaml.' -rfka ''
+complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" max-pixels' -l 'max-pixels' -d 'Most pixels any whole-image decode may have (bake proofs, re-encodes, conversions); above it a bake keeps its tag and a re-encode is refused. Default: the policy\'s max-pixels, else 100000000.' -rfka ''
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" no-config' -l 'no-config' -d 'Ignore .metascrub.yaml files.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" version' -l 'version' -d 'Show the version.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub clean" h help' -s 'h' -l 'help' -d 'Show help information.'

@@ -9,12 +9,17 @@ import Glibc
 /// Runs scans and cleans over many files with a bounded pool of tasks. Reports come back in input order,
 /// whatever the scheduling.
 public struct Engine: Sendable {
-    public var options: ProcessingOptions
+    /// The process-wide pixel budget follows the policy (the CLI's `--max-pixels` changes it here), so the
+    /// single-file paths that use `FileProcessor` directly (standard input) obey it too.
+    public var options: ProcessingOptions {
+        didSet { PixelBudget.limit = options.policy.maxPixels }
+    }
     public var jobs: Int
 
     public init(options: ProcessingOptions, jobs: Int = Engine.defaultJobs) {
         self.options = options
         self.jobs = max(1, jobs)
+        PixelBudget.limit = options.policy.maxPixels
     }
 
     public static var defaultJobs: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }

@@ -65,6 +65,9 @@ public enum LosslessJPEG {
     /// TJFLAG_STOPONWARNING is set) throw `NativeError`.
     /// `tolerateWarnings` lets a deliberately truncated sample (see the JPEG bake decision) through.
     public static func transform(_ jpeg: [UInt8], _ t: Transform, tolerateWarnings: Bool = false) throws -> [UInt8] {
+        // The transform holds every DCT coefficient of the image (2 bytes per sample): whole-image memory.
+        let info = try header(jpeg)
+        try PixelBudget.check(width: info.width, height: info.height, "JPEG")
         let handle = try makeHandle(tjInitTransform())
         defer { tjDestroy(handle) }
         var xform = tjtransform()

@@ -77,6 +77,23 @@ final class PixelBudgetTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("max-pixels"), bad.stderr)
     }
 
+    /// Standard input goes through `FileProcessor` without a batch: the budget reaches its decoders and its
+    /// DCT-domain transform too (the transform holds every coefficient).
+    func testStandardInputObeysTheBudget() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: flat("pipe.jpg", width: 64, height: 48, orientation: 6)))
+        try "schema: 1\nname: reencode\nreencode: true\nmax-pixels: 1000\n".write(toFile: dir + "/re.yaml", atomically: true, encoding: .utf8)
+        let refused = Harness.metascrub(["clean", "--policy", dir + "/re.yaml", "-", "--output", "-"], input: data)
+        XCTAssertEqual(refused.status, 3, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("exceeds the limit: 1000 pixels"), refused.stderr)
+        XCTAssertTrue(refused.stdout.isEmpty, "nothing is written when the budget refuses")
+
+        let kept = Harness.metascrub(["clean", "--max-pixels", "1000", "-", "--output", "-"], input: data)
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        XCTAssertTrue(kept.stderr.contains("over the pixel budget of 1000 pixels"), kept.stderr)
+        try kept.stdout.write(to: URL(fileURLWithPath: dir + "/piped.jpg"))
+        XCTAssertEqual(Harness.sh("exiftool -s3 -n -Orientation piped.jpg", cwd: dir).out.trimmingCharacters(in: .whitespacesAndNewlines), "6")
+    }
+
     /// A flat image's band decodes identically after the turn, so only a whole-image proof could settle it:
     /// made for a small image (which is baked, exiftool finds no tag), not for one over the proof's 1 MP.
     func testAFlatRotatedImageIsProvenOnlyWhenSmall() throws {

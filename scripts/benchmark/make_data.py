@@ -84,6 +84,46 @@ def base_portraits(base):
     return rotated, upright
 
 
+def flat_photos(base):
+    """Issue 25's pathological photos: a 12 MP night shot (4080x3072, whole 16x16 MCUs, 4:2:0) whose top two
+    thirds are one flat colour (its first MCU rows decode identically after a lossless turn, so the band check
+    cannot settle it) and whose bottom third is textured, once per EXIF orientation 1-8, otherwise identical;
+    and a decompression bomb: a flat 16000x16000 JPEG (4 MB, 256 MP) with Orientation 6."""
+    folder = os.path.join(base, "flat")
+    stamp = os.path.join(folder, ".complete")
+    if os.path.exists(stamp):
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    log("flat 12 MP night photos (orientations 1-8) and a 16000x16000 bomb")
+    tmp = os.path.join(folder, "night.tmp.jpg")
+    ppm = subprocess.run(["convert", "-size", "4080x2048", "xc:#101828", "(", "-seed", "5", "-size", "4080x1024",
+                          "plasma:gray20-orange", "-attenuate", "0.3", "+noise", "Gaussian", ")", "-append", "ppm:-"],
+                         check=True, capture_output=True).stdout
+    with open(tmp, "wb") as f:
+        subprocess.run(["cjpeg", "-quality", "90", "-sample", "2x2"], input=ppm, stdout=f, check=True)
+    exiftool(*EXIF, tmp)
+    for o in range(1, 9):
+        out = os.path.join(folder, "night-%d.jpg" % o)
+        shutil.copyfile(tmp, out)
+        exiftool("-IFD0:Orientation=%d" % o, out)
+    os.unlink(tmp)
+    # The bomb is streamed row by row into cjpeg: nothing here holds the 768 MB image either.
+    bomb = os.path.join(folder, "bomb-16000.jpg")
+    with open(bomb, "wb") as f:
+        p = subprocess.Popen(["cjpeg", "-quality", "90", "-sample", "2x2"], stdin=subprocess.PIPE, stdout=f)
+        p.stdin.write(b"P6\n16000 16000\n255\n")
+        row = bytes([0x10, 0x18, 0x28]) * 16000
+        for _ in range(16000):
+            p.stdin.write(row)
+        p.stdin.close()
+        if p.wait() != 0:
+            raise SystemExit("cjpeg failed on the bomb")
+    exiftool("-IFD0:Orientation=6", bomb)
+    open(stamp, "w").close()
+    return folder
+
+
 def base_png(base):
     """1920x1080 PNG with tEXt/zTXt/iTXt text chunks, XMP and an eXIf chunk with GPS."""
     out = os.path.join(base, "base.png")
@@ -184,11 +224,15 @@ def main():
     counts = COUNTS[scale]
     base = os.path.join(cache, "base")
     os.makedirs(base, exist_ok=True)
+    if "--flat-only" in sys.argv[3:]:
+        flat_photos(base)
+        return
     jpeg = base_jpeg(base)
     png = base_png(base)
     heic = base_heic(base, jpeg)
     if "--base-only" in sys.argv[3:]:
         return
+    flat_photos(base)
     clip = base_clip(base)
     root = os.path.join(cache, scale)
     # Added after the first sets were cached, so made on their own when missing.

@@ -9,7 +9,7 @@ fresh output folder or fresh copies when it edits in place; outputs are synced a
 (untimed) so one tool's write-back does not land in the next tool's time. Peak RSS comes from GNU time
 (`/usr/bin/time`, the %M field that `-v` prints as "Maximum resident set size").
 """
-import datetime, glob, json, os, platform, shutil, subprocess, sys, tempfile, time
+import datetime, glob, json, os, platform, resource, shutil, subprocess, sys, tempfile, time
 
 CACHE, SCALE, MS, MD_OUT = sys.argv[1:5]
 ONLY = os.environ.get("BENCH_ONLY", "")  # "heic-convert": just that case (scripts/bench --heic-convert)
@@ -24,15 +24,17 @@ EXIFTOOL_CLEAN_SUBSET = {"png": 50}
 
 
 class Result:
-    def __init__(self, group, tool, files, wall, rss_mb, rc, note=""):
+    def __init__(self, group, tool, files, wall, rss_mb, rc, note="", cpu=None):
         self.group, self.tool, self.files, self.wall, self.rss_mb, self.rc, self.note = group, tool, files, wall, rss_mb, rc, note
+        self.cpu = cpu  # user + system CPU seconds (GNU time): what a loaded machine does not inflate
 
     def as_dict(self):
         return dict(group=self.group, tool=self.tool, files=self.files, wall=self.wall, rss_mb=self.rss_mb,
-                    rc=self.rc, note=self.note)
+                    rc=self.rc, note=self.note, cpu=self.cpu)
 
 
 RESULTS = []
+LAST_CPU = [None]  # CPU seconds of the last `timed` command
 
 
 def log(msg):
@@ -44,9 +46,13 @@ def timed(cmd, cwd=None, ok=(0,)):
     fd, rss_file = tempfile.mkstemp(prefix="bench-rss-")
     os.close(fd)
     t0 = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd, cwd=cwd,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # Microsecond rusage of the command and everything it waited for (GNU time's %U/%S round to 10 ms).
+    LAST_CPU[0] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     try:
         rss_kb = int(open(rss_file).read().strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -74,9 +80,11 @@ def warm(paths):
                 pass
 
 
-def add(group, tool, files, wall, rss, rc, note=""):
-    RESULTS.append(Result(group, tool, files, wall, rss, rc, note))
-    log("  %-30s %-34s %8.3f s  %7.1f MB%s" % (group, tool, wall, rss, ("  [" + note + "]") if note else ""))
+def add(group, tool, files, wall, rss, rc, note="", cpu=-1.0):
+    cpu = LAST_CPU[0] if cpu == -1.0 else cpu
+    RESULTS.append(Result(group, tool, files, wall, rss, rc, note, cpu))
+    log("  %-30s %-34s %8.3f s  %s CPU  %7.1f MB%s" % (group, tool, wall, "%.3f s" % cpu if cpu is not None else "-",
+                                                       rss, ("  [" + note + "]") if note else ""))
 
 
 def copy_tree(src, dst):
@@ -156,6 +164,47 @@ def rotated_vs_upright():
     shutil.rmtree(os.path.join(WORK, "out"), ignore_errors=True)
 
 
+def median_of(cmd, times=5, ok=(0,), before=None):
+    """Median wall time (and the largest peak RSS) of `times` runs of cmd, each its own process."""
+    walls, rsses, rcs, cpus = [], [], [], []
+    for _ in range(times):
+        if before:
+            before()
+        wall, rss, rc, _ = timed(cmd, ok=ok)
+        walls.append(wall); rsses.append(rss); rcs.append(rc); cpus.append(LAST_CPU[0] or 0.0)
+    walls.sort(); cpus.sort()
+    LAST_CPU[0] = cpus[len(cpus) // 2]
+    bad = [rc for rc in rcs if rc not in ok]
+    return walls[len(walls) // 2], max(rsses), bad[0] if bad else rcs[0]
+
+
+def flat_rotated():
+    """Issue 25: a 12 MP night shot with a flat top two thirds, once per orientation, each file its own
+    process (median of 5), clean and scan; and the 16000x16000 decompression bomb."""
+    folder = os.path.join(CACHE, "base", "flat")
+    out = fresh(os.path.join(WORK, "out"))
+    target = os.path.join(out, "x.jpg")
+    rm = lambda: os.path.exists(target) and os.unlink(target)
+    group = "flat 12 MP night photo, one process"
+    log(group)
+    for o in range(1, 9):
+        src = os.path.join(folder, "night-%d.jpg" % o)
+        warm([src])
+        wall, rss, rc = median_of([MS, "clean", src, "--output", target, "--quiet"], before=rm)
+        add(group, "metascrub clean, orientation %d" % o, 1, wall, rss, rc)
+        wall, rss, rc = median_of([MS, "scan", src, "--quiet"], ok=(0, 1))
+        add(group, "metascrub scan, orientation %d" % o, 1, wall, rss, rc if rc != 1 else 0)
+    bomb = os.path.join(folder, "bomb-16000.jpg")
+    group = "16000x16000 flat JPEG, Orientation 6 (%.1f MB)" % (os.path.getsize(bomb) / 1e6)
+    log(group)
+    warm([bomb])
+    wall, rss, rc = median_of([MS, "scan", bomb, "--quiet"], times=3, ok=(0, 1))
+    add(group, "metascrub scan", 1, wall, rss, rc if rc != 1 else 0)
+    wall, rss, rc = median_of([MS, "clean", bomb, "--output", target, "--quiet"], times=3, before=rm)
+    add(group, "metascrub clean --output", 1, wall, rss, rc)
+    shutil.rmtree(os.path.join(WORK, "out"), ignore_errors=True)
+
+
 def mix(jpegs):
     """The realistic batch: the JPEG set's photos with 40% portrait phone photos (Orientation 6) among them."""
     rotated = sorted(glob.glob(os.path.join(DATA, "portrait-rotated", "*.jpg")))
@@ -206,6 +255,8 @@ def scan(jpegs):
     warm(jpegs)
     wall, rss, rc, tail = timed([MS, "scan", src, "--quiet"], ok=(0, 1))
     add(group, "metascrub scan", n, wall, rss, rc, "" if rc in (0, 1) else tail)
+    wall, rss, rc, tail = timed(["sh", "-c", 'cat "$0"/* > /dev/null', src])
+    add(group, "cat DIR/* > /dev/null (read floor)", n, wall, rss, rc)
     wall, rss, rc, tail = timed([MS, "scan", src, "--json"], ok=(0, 1))
     add(group, "metascrub scan --json", n, wall, rss, rc, "" if rc in (0, 1) else tail)
     subset = jpegs[:min(n, EXIFTOOL_SCAN_SUBSET)]
@@ -385,13 +436,14 @@ def rate(x):
 
 def table():
     rows = []
-    header = ["benchmark", "tool", "files", "wall s", "files/s", "x cp", "x metascrub", "peak RSS MB", "note"]
+    header = ["benchmark", "tool", "files", "wall s", "CPU s", "files/s", "x cp", "x metascrub", "peak RSS MB", "note"]
     for r in RESULTS:
         floor = next((x for x in RESULTS if x.group == r.group and x.tool.startswith("cp")), None)
         ms = next((x for x in RESULTS if x.group == r.group and x.tool.startswith("metascrub") and x is not r), None)
         if r.tool.startswith("metascrub"):
             ms = None
         rows.append([r.group, r.tool, str(r.files) if r.files else "-", "%.3f" % r.wall,
+                     "%.3f" % r.cpu if r.cpu is not None else "-",
                      rate(r.files / r.wall) if r.files and r.wall > 0 else "-",
                      "%.2f" % (r.wall / floor.wall) if floor and floor.wall > 0 and succeeded(r) else "-",
                      "%.2f" % (r.wall / ms.wall) if ms and ms.wall > 0 and succeeded(r) else "-",
@@ -424,6 +476,9 @@ def targets():
     if up and rot:
         target("rotated photo <= 2x an upright one (clean)", rot.wall <= 2 * up.wall and rot.rc == 0 and up.rc == 0,
                "%.2fx (%.2f s vs %.2f s for %d files)" % (rot.wall / up.wall, rot.wall, up.wall, rot.files))
+        if rot.cpu and up.cpu:
+            target("rotated photo <= 2x an upright one (clean, CPU time)", rot.cpu <= 2 * up.cpu and rot.rc == 0 and up.rc == 0,
+                   "%.2fx (%.3f s vs %.3f s CPU)" % (rot.cpu / up.cpu, rot.cpu, up.cpu))
     one = find("one file", "metascrub clean")
     if one:
         target("one file as its own process < 20 ms", one.wall < 0.020 and one.rc == 0, "%.1f ms" % (one.wall * 1000))
@@ -431,6 +486,30 @@ def targets():
     if s and e:
         target("scan >= 30x exiftool -j -G1 -a", e.wall / s.wall >= 30, "%.1fx (%.0f vs %.0f files/s)" %
                (e.wall / s.wall, s.files / s.wall, e.files / e.wall))
+    sj = find("JPEG scan (", "metascrub scan --json"); cat = find("JPEG scan (", "cat")
+    if sj and cat:
+        target("scan --json DIR <= 3x cat DIR/*", sj.wall <= 3 * cat.wall and sj.rc in (0, 1),
+               "%.2fx (%.3f s vs %.3f s)" % (sj.wall / cat.wall, sj.wall, cat.wall))
+    for verb in ("clean", "scan"):
+        up = find("flat 12 MP night photo", "metascrub %s, orientation 1" % verb)
+        turned = [find("flat 12 MP night photo", "metascrub %s, orientation %d" % (verb, o)) for o in range(2, 9)]
+        if up and all(turned):
+            worst = max(turned, key=lambda r: r.wall)
+            target("flat rotated 12 MP photo <= 2x upright (%s, every orientation)" % verb,
+                   worst.wall <= 2 * up.wall and all(r.rc == 0 for r in turned + [up]),
+                   "worst %.2fx (%s: %.1f ms vs %.1f ms upright)" % (worst.wall / up.wall, worst.tool.split(", ")[1],
+                                                                     worst.wall * 1000, up.wall * 1000))
+            if up.cpu and all(r.cpu for r in turned):
+                worst = max(turned, key=lambda r: r.cpu)
+                target("flat rotated 12 MP photo <= 2x upright (%s, CPU time)" % verb,
+                       worst.cpu <= 2 * up.cpu and all(r.rc == 0 for r in turned + [up]),
+                       "worst %.2fx (%s: %.1f ms vs %.1f ms CPU upright)" % (worst.cpu / up.cpu, worst.tool.split(", ")[1],
+                                                                             worst.cpu * 1000, up.cpu * 1000))
+    for verb in ("scan", "clean"):
+        b = find("16000x16000", "metascrub %s" % verb)
+        if b:
+            target("16000x16000 bomb %s < 0.5 s and < 64 MB (was 9-10 s, 1.5 GB)" % verb, b.wall < 0.5 and b.rss_mb < 64 and b.rc == 0,
+                   "%.1f ms, %.1f MB peak RSS" % (b.wall * 1000, b.rss_mb))
     cp = find("MP4 clean (", "cp"); ms = find("MP4 clean (", "metascrub")
     if cp and ms and "memory" not in ms.group:
         target("MP4 clean <= 1.3x cp + sync", ms.wall <= 1.3 * cp.wall and ms.rc == 0,
@@ -475,7 +554,7 @@ def render(load_before, load_after, started, data_bytes):
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
     text = [" | ".join(h.ljust(w) for h, w in zip(header, widths)), "-+-".join("-" * w for w in widths)]
     text += [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    text += ["", "targets (issues 9, 14, 16, 19):"] + ["  %-50s %-7s %s" % t for t in targets()]
+    text += ["", "targets (issues 9, 14, 16, 19, 25):"] + ["  %-50s %-7s %s" % t for t in targets()]
     m = machine()
     md = ["# Benchmarks", "",
           "Written by `scripts/bench%s` on %s (UTC); %d s in all. Do not edit the measured sections by hand: run the" %
@@ -496,7 +575,7 @@ def render(load_before, load_after, started, data_bytes):
            "(above 1: metascrub is faster). Extrapolated rows are marked.", "",
            "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-    md += ["", "## Targets (issues 9, 14, 16, 19)", "", "| target | result | measured |", "|---|---|---|"]
+    md += ["", "## Targets (issues 9, 14, 16, 19, 25)", "", "| target | result | measured |", "|---|---|---|"]
     md += ["| %s | %s | %s |" % t for t in targets()]
     findings = os.path.join(HERE, "findings.md")
     if os.path.exists(findings):
@@ -522,6 +601,11 @@ def main():
     started = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
     load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     os.makedirs(WORK, exist_ok=True)
+    if ONLY == "flat":
+        flat_rotated()
+        text, _ = render(load_before, " ".join(open("/proc/loadavg").read().split()[:3]), started, 0)
+        print(text)
+        return
     if ONLY == "heic-convert":
         heic_convert()
         text, _ = render(load_before, " ".join(open("/proc/loadavg").read().split()[:3]), started, 0)
@@ -532,6 +616,7 @@ def main():
     batch_clean("png", "png")
     batch_clean("heic", "heic")
     rotated_vs_upright()
+    flat_rotated()
     mix(jpegs)
     linearity(jpegs)
     scan(jpegs)

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
 import MetascrubNative
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Whether a JPEG's EXIF orientation can be baked into the image as the policy asks.
 ///
@@ -47,7 +52,7 @@ enum JPEGBake {
         if mode == .rotate { return .transform(transform) }
         let inexact = "a lossless rotation would not decode to exactly the same pixels (decoder rounding), so the display would change; `orientation: rotate` bakes anyway"
         if let band = band(input, layout.structure, frame) {
-            guard (try? exact(band, orientation: orientation, transform, tolerant: true)) == true else {
+            guard BandMemo.exact(band, orientation: orientation, transform) else {
                 return .keep(reason: inexact)
             }
         }
@@ -143,5 +148,42 @@ enum JPEGBake {
             case .transpose: return true
             }
         }
+    }
+}
+
+/// The band checks of the last few images, by the band's exact bytes: a clean decides on the input and its
+/// verification's re-scan decides again on the output, whose band (tables, frame, the first entropy-coded bytes)
+/// is byte for byte the input's, so the second check is a lookup instead of a transform and two decodes (issue 25:
+/// the decision's result reused rather than recomputed). A hit needs the same bytes and orientation, so it can
+/// only ever return what the check would.
+enum BandMemo {
+    struct Entry {
+        var band: [UInt8]
+        var orientation: Int
+        var exact: Bool
+    }
+
+    /// Enough for every file in flight (`--jobs`) to find its own band again after its clean.
+    static let capacity = 16
+    private static let entries = Mutex<[Entry]>([])
+
+    static func exact(_ band: [UInt8], orientation: Int, _ transform: LosslessJPEG.Transform) -> Bool {
+        if let hit = lookup(band, orientation) { return hit }
+        let result = (try? JPEGBake.exact(band, orientation: orientation, transform, tolerant: true)) == true
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeFirst() }
+            entries.append(Entry(band: band, orientation: orientation, exact: result))
+        }
+        return result
+    }
+
+    private static func lookup(_ band: [UInt8], _ orientation: Int) -> Bool? {
+        entries.withLock { entries in
+            entries.last { $0.orientation == orientation && same($0.band, band) }?.exact
+        }
+    }
+
+    private static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.count == b.count && a.withUnsafeBytes { x in b.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }
     }
 }
