@@ -7,7 +7,10 @@
 #include <seccomp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <dirent.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -49,9 +52,32 @@ static int install_seccomp(void) {
     return rc;
 }
 
+/// Sockets the parent let through exec (a server's listening socket or a client's connection, when its library
+/// did not mark them close-on-exec): a worker must not be able to write to another client's connection.
+static int close_inherited_sockets(void) {
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return -errno;
+    int own = dirfd(dir);
+    int closed = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        char *end = NULL;
+        long fd = strtol(entry->d_name, &end, 10);
+        if (end == entry->d_name || *end != '\0' || fd <= 2 || fd == own) continue;
+        struct stat st;
+        if (fstat((int)fd, &st) == 0 && S_ISSOCK(st.st_mode)) {
+            close((int)fd);
+            closed++;
+        }
+    }
+    closedir(dir);
+    return closed;
+}
+
 int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits) {
     int applied = 0;
     int rc;
+    if ((rc = close_inherited_sockets()) < 0) return rc;
     struct rlimit no_core = { 0, 0 };
     if (setrlimit(RLIMIT_CORE, &no_core) != 0) return -errno;
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

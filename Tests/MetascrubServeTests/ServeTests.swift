@@ -187,6 +187,19 @@ final class ServeTests: XCTestCase {
         let server = try start(["--workers", "2"], stallMs: 4000)
         let doomed = Curl.start(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"), scratch: scratch)
         let worker = try XCTUnwrap(server.waitForWorker(), "no worker started")
+        // Once confined (before the stall), the worker holds no socket the server let through exec.
+        func sockets() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker)/fd")) ?? []).compactMap {
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(worker)/fd/\($0)")
+                return target?.hasPrefix("socket:") == true ? target : nil
+            }
+        }
+        var open = sockets()
+        for _ in 0..<100 where !open.isEmpty {
+            usleep(20_000)
+            open = sockets()
+        }
+        XCTAssertEqual(open, [], "the worker kept the server's sockets")
         XCTAssertEqual(kill(worker, SIGKILL), 0)
         let result = doomed.finish()
         XCTAssertEqual(result.status, 422, result.bodyText)
