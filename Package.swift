@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "MetascrubServe",
             dependencies: [
-                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox", .product(name: "Yams", package: "Yams"),
+                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox", "CSandbox", .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -3,6 +3,8 @@
 #include "csandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/prctl.h>
@@ -117,4 +119,47 @@ long long metascrub_sandbox_limit(int resource) {
     struct rlimit rl;
     if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;
     return (long long)rl.rlim_cur;
+}
+
+extern char **environ;
+
+int metascrub_spawn(const char *path, char *const argv[], pid_t *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0) return rc;
+    rc = posix_spawnattr_init(&attributes);
+    if (rc != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return rc;
+    }
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (rc == 0) rc = posix_spawnattr_setsigmask(&attributes, &none);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(&attributes, &all);
+    if (rc == 0) rc = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0) rc = posix_spawn(pid, path, &actions, &attributes, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    return rc;
+}
+
+int metascrub_wait_exit(pid_t pid, int *exited, int *code) {
+    siginfo_t info;
+    for (;;) {
+        info.si_pid = 0;
+        if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) == 0) break;
+        if (errno != EINTR) return errno;
+    }
+    *exited = info.si_code == CLD_EXITED;
+    *code = info.si_status;
+    return 0;
+}
+
+void metascrub_reap(pid_t pid) {
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
