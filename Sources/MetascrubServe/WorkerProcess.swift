@@ -52,9 +52,9 @@ struct WorkerLauncher: Sendable {
             let child = pid
             watch.started(child, timeout: timeout)
             if Task.isCancelled { watch.kill() }
-            // A blocking wait on a thread of its own: at most --workers of these at once.
+            // A blocking wait on a pool thread: at most --workers of these at once.
             let ended: WorkerOutcome = await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
+                DispatchQueue.global().async {
                     var exited: Int32 = 0
                     var code: Int32 = 0
                     let failed = metascrub_wait_exit(child, &exited, &code)
