@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.24.0"),
     ],
     targets: [
         // The model: formats, items, categories, findings, policies, reports. No C library.
@@ -96,7 +97,7 @@ let package = Package(
         .target(
             name: "MetascrubServe",
             dependencies: [
-                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox", .product(name: "Yams", package: "Yams"),
+                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox", "CSandbox", .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -104,6 +105,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ]
         ),
 

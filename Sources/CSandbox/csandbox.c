@@ -3,11 +3,16 @@
 #include "csandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <dirent.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -49,9 +54,32 @@ static int install_seccomp(void) {
     return rc;
 }
 
+/// Sockets the parent let through exec (a server's listening socket or a client's connection, when its library
+/// did not mark them close-on-exec): a worker must not be able to write to another client's connection.
+static int close_inherited_sockets(void) {
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return -errno;
+    int own = dirfd(dir);
+    int closed = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        char *end = NULL;
+        long fd = strtol(entry->d_name, &end, 10);
+        if (end == entry->d_name || *end != '\0' || fd <= 2 || fd == own) continue;
+        struct stat st;
+        if (fstat((int)fd, &st) == 0 && S_ISSOCK(st.st_mode)) {
+            close((int)fd);
+            closed++;
+        }
+    }
+    closedir(dir);
+    return closed;
+}
+
 int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits) {
     int applied = 0;
     int rc;
+    if ((rc = close_inherited_sockets()) < 0) return rc;
     struct rlimit no_core = { 0, 0 };
     if (setrlimit(RLIMIT_CORE, &no_core) != 0) return -errno;
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -91,4 +119,47 @@ long long metascrub_sandbox_limit(int resource) {
     struct rlimit rl;
     if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;
     return (long long)rl.rlim_cur;
+}
+
+extern char **environ;
+
+int metascrub_spawn(const char *path, char *const argv[], pid_t *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0) return rc;
+    rc = posix_spawnattr_init(&attributes);
+    if (rc != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return rc;
+    }
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (rc == 0) rc = posix_spawnattr_setsigmask(&attributes, &none);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(&attributes, &all);
+    if (rc == 0) rc = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0) rc = posix_spawn(pid, path, &actions, &attributes, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    return rc;
+}
+
+int metascrub_wait_exit(pid_t pid, int *exited, int *code) {
+    siginfo_t info;
+    for (;;) {
+        info.si_pid = 0;
+        if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) == 0) break;
+        if (errno != EINTR) return errno;
+    }
+    *exited = info.si_code == CLD_EXITED;
+    *code = info.si_status;
+    return 0;
+}
+
+void metascrub_reap(pid_t pid) {
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }

@@ -38,7 +38,9 @@ extension ServeState {
             let size = try await job.receive(request.body, limit: config.maxBytes)
             metrics.received(size)
             let started = ContinuousClock.now
-            let arguments = launcher.arguments(endpoint.workerMode, job, policy: policy, inputBytes: size)
+            // The clean endpoint's headers need no digests; a report the client reads shows them.
+            let digests = endpoint != .clean || request.uri.queryParameters["report"] == "json"
+            let arguments = launcher.arguments(endpoint.workerMode, job, policy: policy, inputBytes: size, digests: digests)
             let outcome = try await admission.withWorker { () async -> WorkerOutcome in
                 let snapshot = admission.snapshot
                 metrics.gauges(admitted: snapshot.admitted, running: snapshot.running)

@@ -11,7 +11,12 @@ enum ServeRoutes {
         let router = Router()
         router.get("healthz") { _, _ in json(["status": "ok"]) }
         router.get("readyz") { _, _ in
-            state.ready ? json(["status": "ready"]) : json(["status": "draining"], status: .serviceUnavailable)
+            guard state.ready else { return json(["status": "draining"], status: .serviceUnavailable) }
+            // Workers are started per file: they are "down" when the binary they run is gone (an upgrade in place).
+            guard FileManager.default.isExecutableFile(atPath: state.config.workerExecutable) else {
+                return json(["status": "worker binary missing"], status: .serviceUnavailable)
+            }
+            return json(["status": "ready"])
         }
         let v1 = router.group("v1")
         if let token = state.config.token { v1.add(middleware: BearerTokenMiddleware(token: token)) }

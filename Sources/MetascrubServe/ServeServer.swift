@@ -17,7 +17,9 @@ public enum ServeServer {
         defer { spool.remove() }
         let state = ServeState(config: config, spool: spool, logger: logger)
         // A connection that sends nothing for longer than a worker may take is closed (slow or stalled uploads).
-        let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(config.timeoutSeconds + 30)))
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ExpectContinueHandler(maxBytes: config.maxBytes)],
+            idleTimeout: .seconds(Int64(config.timeoutSeconds + 30)))
         let app = Application(
             router: ServeRoutes.router(state),
             server: .http1(configuration: http1),

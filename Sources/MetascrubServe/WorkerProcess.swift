@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import CSandbox
 import MetascrubSandbox
 import Synchronization
 
@@ -24,8 +25,9 @@ struct WorkerLauncher: Sendable {
     var cpuSeconds: Int
     var refuseDamaged: Bool
 
-    func arguments(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64) -> [String] {
+    func arguments(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64, digests: Bool) -> [String] {
         var args = ["worker", "--mode", mode.rawValue, "--input", job.input, "--report", job.report, "--policy", policy]
+        if digests { args.append("--digests") }
         if mode == .clean { args += ["--output", job.output] }
         if refuseDamaged { args.append("--refuse-damaged") }
         if sandbox {
@@ -40,28 +42,27 @@ struct WorkerLauncher: Sendable {
     }
 
     func run(_ arguments: [String], timeout: Duration) async -> WorkerOutcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
         let watch = WorkerWatch()
         return await withTaskCancellationHandler {
+            var pid: pid_t = 0
+            let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+            defer { argv.forEach { free($0) } }
+            let rc = metascrub_spawn(executable, argv, &pid)
+            guard rc == 0 else { return .failedToStart(String(cString: strerror(rc))) }
+            let child = pid
+            watch.started(child, timeout: timeout)
+            if Task.isCancelled { watch.kill() }
+            // A blocking wait on a pool thread: at most --workers of these at once.
             let ended: WorkerOutcome = await withCheckedContinuation { continuation in
-                process.terminationHandler = { p in
+                DispatchQueue.global().async {
+                    var exited: Int32 = 0
+                    var code: Int32 = 0
+                    let failed = metascrub_wait_exit(child, &exited, &code)
                     watch.ended()
-                    continuation.resume(returning: p.terminationReason == .uncaughtSignal
-                                        ? .signalled(p.terminationStatus) : .exited(p.terminationStatus))
+                    metascrub_reap(child)
+                    continuation.resume(returning: failed != 0 ? .failedToStart("waitid: \(failed)")
+                                        : exited != 0 ? .exited(code) : .signalled(code))
                 }
-                do {
-                    try process.run()
-                } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(returning: .failedToStart("\(error)"))
-                    return
-                }
-                watch.started(process.processIdentifier, timeout: timeout)
-                if Task.isCancelled { watch.kill() }
             }
             return watch.timedOut ? .timedOut : ended
         } onCancel: {

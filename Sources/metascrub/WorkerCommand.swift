@@ -17,6 +17,7 @@ struct WorkerCommand: ParsableCommand {
     @Option var policy: String?
     @Flag(help: "Enter the sandbox, try a network socket and an exec, print what happened as JSON.") var probe = false
     @Flag var refuseDamaged = false
+    @Flag var digests = false
     @Option var cpuSeconds: Int?
     @Option var addressSpace: Int64?
     @Option var fileSize: Int64?
@@ -30,7 +31,7 @@ struct WorkerCommand: ParsableCommand {
         }
         guard let input, let report, let policy else { throw ValidationError("worker needs --input, --report and --policy") }
         let job = WorkerJob(mode: mode, input: input, output: output, report: report, policy: policy,
-                            refuseDamaged: refuseDamaged, limits: limits)
+                            refuseDamaged: refuseDamaged, digests: digests, limits: limits)
         let status = job.run()
         if status != 0 { throw ExitCode(status) }
     }

@@ -106,6 +106,21 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(before, frames(output), "decoded frames differ")
     }
 
+    /// curl sends `Expect: 100-continue` for bodies over 1 MB and waits a second for the go-ahead; the server gives
+    /// it (and refuses an oversized declared length without reading the body).
+    func testExpect100Continue() throws {
+        let server = try start(["--max-bytes", "1M"])
+        let headers = scratch + "/continue-headers"
+        let ok = Curl.run(["-s", "-o", "/dev/null", "-D", headers, "-w", "%{http_code}", "-H", "Expect: 100-continue",
+                           "--data-binary", "@" + ServeProcess.fixture("jpeg/gps-full.jpg"), server.base + "/v1/clean"])
+        XCTAssertEqual(ok.stdout, "200")
+        XCTAssertTrue(((try? String(contentsOfFile: headers, encoding: .utf8)) ?? "").contains("HTTP/1.1 100 Continue"))
+        let big = scratch + "/big.bin"
+        FileManager.default.createFile(atPath: big, contents: Data(count: 3 << 20))
+        let refused = Curl.run(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--data-binary", "@" + big, server.base + "/v1/clean"])
+        XCTAssertEqual(refused.stdout, "413")
+    }
+
     // MARK: refusals
 
     func testHostileFileGets422AndServerKeepsServing() throws {
@@ -172,6 +187,19 @@ final class ServeTests: XCTestCase {
         let server = try start(["--workers", "2"], stallMs: 4000)
         let doomed = Curl.start(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"), scratch: scratch)
         let worker = try XCTUnwrap(server.waitForWorker(), "no worker started")
+        // Once confined (before the stall), the worker holds no socket the server let through exec.
+        func sockets() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker)/fd")) ?? []).compactMap {
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(worker)/fd/\($0)")
+                return target?.hasPrefix("socket:") == true ? target : nil
+            }
+        }
+        var open = sockets()
+        for _ in 0..<100 where !open.isEmpty {
+            usleep(20_000)
+            open = sockets()
+        }
+        XCTAssertEqual(open, [], "the worker kept the server's sockets")
         XCTAssertEqual(kill(worker, SIGKILL), 0)
         let result = doomed.finish()
         XCTAssertEqual(result.status, 422, result.bodyText)

@@ -6,6 +6,7 @@
 #define CSANDBOX_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /// Zero or negative: leave that limit as it is.
 struct metascrub_sandbox_limits {
@@ -22,6 +23,18 @@ struct metascrub_sandbox_limits {
 /// Applies what it can. Returns the METASCRUB_SANDBOX_* bits that took effect, or -errno when a resource limit
 /// could not be set (the caller must then refuse to go on). The seccomp filter is synchronised to every thread.
 int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits);
+
+/// Starts `path` with `argv` (NULL-terminated) and this process's environment: standard input and output on
+/// /dev/null, standard error inherited, every other descriptor closed in the child (the server's sockets never
+/// reach a worker), the signal mask emptied and dispositions reset. Returns 0 and sets *pid, or an errno.
+int metascrub_spawn(const char *path, char *const argv[], pid_t *pid);
+
+/// Blocks until `pid` has ended, without reaping it (so its PID cannot be reused while a killer may still use
+/// it): *exited 1 with the exit status in *code, or 0 with the signal. Returns 0 or an errno.
+int metascrub_wait_exit(pid_t pid, int *exited, int *code);
+
+/// Reaps `pid` once metascrub_wait_exit has seen it end.
+void metascrub_reap(pid_t pid);
 
 /// After entering: 0 when an AF_INET socket can be created, else the errno (EPERM under the filter).
 int metascrub_sandbox_probe_inet(void);
