@@ -173,13 +173,13 @@ _metascrub() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    scan|clean|hook|policy|formats|help)
+    scan|clean|hook|policy|formats|serve|help)
         # Offer subcommand argument completions
         "_metascrub_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'scan clean hook policy formats help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'scan clean hook policy formats serve help' -- "${cur}"))
         ;;
     esac
 }
@@ -223,7 +223,7 @@ _metascrub_scan() {
 
 _metascrub_clean() {
     repeating_flags=()
-    non_repeating_flags=(--in-place --staged --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --faststart --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
+    non_repeating_flags=(--in-place --staged --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --faststart --sandbox --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
     non_repeating_options=(-o --output --output-dir --convert --quality --policy --format --report --jobs --config --max-pixels)
     __metascrub_offer_flags_options -1
@@ -371,6 +371,48 @@ _metascrub_formats() {
     repeating_options=()
     non_repeating_options=()
     __metascrub_offer_flags_options 0
+}
+
+_metascrub_serve() {
+    repeating_flags=()
+    non_repeating_flags=(--refuse-damaged --no-config --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--listen --metrics --policy --max-bytes --workers --queue --timeout --token-file --spool --config)
+    __metascrub_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--listen')
+        return
+        ;;
+    '--metrics')
+        return
+        ;;
+    '--policy')
+        return
+        ;;
+    '--max-bytes')
+        return
+        ;;
+    '--workers')
+        return
+        ;;
+    '--queue')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--token-file')
+        return
+        ;;
+    '--spool')
+        return
+        ;;
+    '--config')
+        return
+        ;;
+    esac
 }
 
 _metascrub_help() {
