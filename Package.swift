@@ -12,6 +12,7 @@ let package = Package(
     name: "metascrub",
     products: [
         .executable(name: "metascrub", targets: ["metascrub"]),
+        .executable(name: "metascrub-serve", targets: ["metascrub-serve"]),
         .library(name: "Metascrub", targets: ["Metascrub"]),
     ],
     dependencies: [
@@ -90,6 +91,9 @@ let package = Package(
 
         // Process isolation for one file (issue 27): rlimits, no network, a seccomp filter (libseccomp).
         .target(name: "CSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
+        // What the sandbox must refuse (an AF_INET socket, an exec), tried on purpose: linked into metascrub-serve
+        // only, so the metascrub binary, which parses the hostile files, imports no socket function at all.
+        .target(name: "CSandboxProbe"),
         // The worker side of `metascrub serve` and `clean --sandbox`: enter the sandbox, clean or scan one file,
         // write the JSON report. No HTTP here.
         .target(name: "MetascrubSandbox", dependencies: ["Metascrub", "MetascrubCore", "CSandbox"]),
@@ -109,11 +113,21 @@ let package = Package(
             ]
         ),
 
-        // The command line: a thin layer over `Metascrub`.
+        // The command line: a thin layer over `Metascrub`. No networking code: `metascrub serve` execs the
+        // metascrub-serve binary installed beside it, and the workers it starts are this binary (`worker`).
         .executableTarget(
             name: "metascrub",
             dependencies: [
-                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox", "MetascrubServe",
+                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `metascrub serve`'s own binary: the HTTP server (Hummingbird, SwiftNIO). Kept out of `metascrub` so the
+        // CLI and every worker link no socket code, and so the CLI's start-up does not pay for NIO.
+        .executableTarget(
+            name: "metascrub-serve",
+            dependencies: [
+                "Metascrub", "MetascrubCore", "MetascrubServe", "MetascrubSandbox", "CSandbox", "CSandboxProbe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

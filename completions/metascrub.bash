@@ -375,44 +375,10 @@ _metascrub_formats() {
 
 _metascrub_serve() {
     repeating_flags=()
-    non_repeating_flags=(--refuse-damaged --no-config --version -h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--listen --metrics --policy --max-bytes --workers --queue --timeout --token-file --spool --config)
-    __metascrub_offer_flags_options 0
-
-    # Offer option value completions
-    case "${prev}" in
-    '--listen')
-        return
-        ;;
-    '--metrics')
-        return
-        ;;
-    '--policy')
-        return
-        ;;
-    '--max-bytes')
-        return
-        ;;
-    '--workers')
-        return
-        ;;
-    '--queue')
-        return
-        ;;
-    '--timeout')
-        return
-        ;;
-    '--token-file')
-        return
-        ;;
-    '--spool')
-        return
-        ;;
-    '--config')
-        return
-        ;;
-    esac
+    non_repeating_options=()
+    __metascrub_offer_flags_options -1
 }
 
 _metascrub_help() {

@@ -96,25 +96,6 @@ int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits) {
     return applied;
 }
 
-int metascrub_sandbox_probe_inet(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return errno;
-    close(fd);
-    return 0;
-}
-
-int metascrub_sandbox_probe_exec(void) {
-    pid_t pid;
-    char *argv[] = { "true", NULL };
-    char *envp[] = { NULL };
-    int rc = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, envp);
-    if (rc != 0) return rc;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    // glibc reports a failed exec in the child as exit status 127.
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : EPERM;
-}
-
 long long metascrub_sandbox_limit(int resource) {
     struct rlimit rl;
     if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;

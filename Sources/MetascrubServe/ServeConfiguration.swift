@@ -45,15 +45,17 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Parent of the private spool folder (a tmpfs in the container).
     public var spoolParent = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
     /// The binary started for each file (`metascrub worker`).
-    public var workerExecutable = ServeConfiguration.currentExecutable
+    public var workerExecutable = ServeConfiguration.workerBesideServer
     /// Off only for debugging: workers then run unconfined.
     public var sandbox = true
     public var refuseDamaged = false
 
     public init() {}
 
-    public static var currentExecutable: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    /// `metascrub`, installed beside metascrub-serve: workers run the binary that links no socket code.
+    public static var workerBesideServer: String {
+        let server = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (server as NSString).deletingLastPathComponent + "/metascrub"
     }
 
     public func validated() throws(MetascrubError) -> ServeConfiguration {

@@ -12,7 +12,7 @@ struct MetascrubCommand: AsyncParsableCommand {
             2 usage or policy error, 3 at least one file could not be read or cleaned.
             """,
         version: MetascrubVersion.current,
-        subcommands: [ScanCommand.self, CleanCommand.self, HookCommand.self, PolicyCommand.self, FormatsCommand.self, ServeCommand.self, WorkerCommand.self]
+        subcommands: [ScanCommand.self, CleanCommand.self, HookCommand.self, PolicyCommand.self, FormatsCommand.self, ServeLauncher.self, WorkerCommand.self]
     )
 
     /// Usage errors exit 2, as the documented contract says (ArgumentParser's default is 64).
@@ -23,6 +23,10 @@ struct MetascrubCommand: AsyncParsableCommand {
             return
         }
         do {
+            // Everything after `serve`, --help included, is metascrub-serve's to parse.
+            if CommandLine.arguments.dropFirst().first == "serve" {
+                try ServeLauncher.exec(Array(CommandLine.arguments.dropFirst(2)))
+            }
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

@@ -15,7 +15,6 @@ struct WorkerCommand: ParsableCommand {
     @Option var output: String?
     @Option var report: String?
     @Option var policy: String?
-    @Flag(help: "Enter the sandbox, try a network socket and an exec, print what happened as JSON.") var probe = false
     @Flag var refuseDamaged = false
     @Flag var digests = false
     @Option var cpuSeconds: Int?
@@ -25,10 +24,6 @@ struct WorkerCommand: ParsableCommand {
 
     func run() throws {
         let limits = noSandbox ? nil : SandboxLimits(cpuSeconds: cpuSeconds, addressSpaceBytes: addressSpace, fileSizeBytes: fileSize)
-        if probe {
-            print(try runUsage { () throws(MetascrubError) in try SandboxProbe.run(limits ?? SandboxLimits()) })
-            return
-        }
         guard let input, let report, let policy else { throw ValidationError("worker needs --input, --report and --policy") }
         let job = WorkerJob(mode: mode, input: input, output: output, report: report, policy: policy,
                             refuseDamaged: refuseDamaged, digests: digests, limits: limits)

@@ -252,7 +252,8 @@ final class ServeTests: XCTestCase {
     /// What a worker's sandbox refuses, as the worker itself reports it: a network socket and exec, with the
     /// resource limits in place and no core dumps.
     func testWorkerSandboxRefusesNetworkAndExec() throws {
-        let probe = Curl.run(["worker", "--probe", "--cpu-seconds", "7", "--address-space", "4294967296", "--file-size", "1048576"],
+        let probe = Curl.run(["serve", "--probe-sandbox", "--probe-cpu-seconds", "7", "--probe-address-space", "4294967296",
+                              "--probe-file-size", "1048576"],
                              executable: ServeProcess.binary)
         XCTAssertEqual(probe.status, 0, probe.stderr)
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any], probe.stdout)

@@ -36,10 +36,6 @@ int metascrub_wait_exit(pid_t pid, int *exited, int *code);
 /// Reaps `pid` once metascrub_wait_exit has seen it end.
 void metascrub_reap(pid_t pid);
 
-/// After entering: 0 when an AF_INET socket can be created, else the errno (EPERM under the filter).
-int metascrub_sandbox_probe_inet(void);
-/// After entering: 0 when /bin/true could be exec'd in a child, else the errno.
-int metascrub_sandbox_probe_exec(void);
 /// RLIMIT_* soft limit, or -1 for none.
 long long metascrub_sandbox_limit(int resource);
 

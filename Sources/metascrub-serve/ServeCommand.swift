@@ -3,11 +3,14 @@ import ArgumentParser
 import Foundation
 import Metascrub
 import MetascrubCore
+import MetascrubSandbox
 import MetascrubServe
 
+/// The root command of the metascrub-serve binary, which `metascrub serve` execs (see `ServeLauncher`).
+@main
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve",
+        commandName: "metascrub serve",
         abstract: "Run the HTTP scrubbing service: each uploaded file is cleaned and verified in a sandboxed worker process.",
         discussion: """
             Endpoints: POST /v1/clean, /v1/scan, /v1/check; GET /healthz, /readyz, /v1/formats, /v1/policies \
@@ -55,7 +58,37 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Ignore .metascrub.yaml files.")
     var noConfig = false
 
+    // Enter a worker's sandbox with these limits, try a network socket and an exec, print the outcome as JSON:
+    // what this kernel and container allow (tests and operators).
+    @Flag(name: .long, help: .hidden) var probeSandbox = false
+    @Option(name: .long, help: .hidden) var probeCpuSeconds: Int?
+    @Option(name: .long, help: .hidden) var probeAddressSpace: Int64?
+    @Option(name: .long, help: .hidden) var probeFileSize: Int64?
+
+    /// Usage errors exit 2, as for `metascrub` (ArgumentParser's default is 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
+            }
+            Self.exit(withError: error)
+        }
+    }
+
     func run() async throws {
+        if probeSandbox {
+            let limits = SandboxLimits(cpuSeconds: probeCpuSeconds, addressSpaceBytes: probeAddressSpace, fileSizeBytes: probeFileSize)
+            print(try runUsage { () throws(MetascrubError) in try SandboxProbe.run(limits) })
+            return
+        }
         let settings = try runUsage { () throws(MetascrubError) -> ServeConfiguration in
             var settings = ServeConfiguration()
             if !noConfig {

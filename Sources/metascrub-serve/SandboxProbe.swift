@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CSandbox
+import CSandboxProbe
 import Foundation
 import MetascrubCore
+import MetascrubSandbox
 
-/// `metascrub worker --probe`: enters the sandbox as a worker does, then tries what it must not be able to do
+/// `metascrub serve --probe-sandbox`: enters the sandbox as a worker does, then tries what it must not be able to do
 /// and prints the outcome as JSON, so tests and operators can see what this kernel and container allow.
-public enum SandboxProbe {
-    public static func run(_ limits: SandboxLimits) throws(MetascrubError) -> String {
+enum SandboxProbe {
+    static func run(_ limits: SandboxLimits) throws(MetascrubError) -> String {
         let state = try Sandbox.enter(limits)
         let inet = metascrub_sandbox_probe_inet()
         let exec = metascrub_sandbox_probe_exec()
