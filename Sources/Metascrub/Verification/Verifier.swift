@@ -35,7 +35,7 @@ struct Verifier {
                 cleaned: any ByteSource, report: inout FileReport) throws {
         let rescan: FormatRescan
         do {
-            rescan = try scan.rescan(cleaned)
+            rescan = try scan.rescan(cleaned, original: original)
         } catch {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(FileProcessor.typed(error).description)")
         }

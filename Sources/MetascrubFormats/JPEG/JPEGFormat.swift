@@ -16,6 +16,12 @@ public struct JPEGFormat: FormatHandler {
         try JPEGScanner.scan(input, options: options)
     }
 
+    /// The cleaned file's scan, its entropy-coded data found as a copy of the original's where it is one
+    /// (`EntropyHint`): the same result as `scan`, without walking the copy again.
+    public func rescan(_ cleaned: any ByteSource, original: any ByteSource, before: ScanResult<JPEGLayout>) throws -> ScanResult<JPEGLayout> {
+        try JPEGScanner.scan(cleaned, options: ScanOptions(), hint: EntropyHint(original: original, before.layout.structure))
+    }
+
     public func clean(_ input: any ByteSource, scan: ScanResult<JPEGLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         var result = CleanResult(method: .remux)

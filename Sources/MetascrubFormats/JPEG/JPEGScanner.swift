@@ -26,8 +26,8 @@ public struct JPEGLayout: Sendable {
 /// Lists every metadata item of a JPEG: each APPn/COM segment by kind, the entries inside EXIF, XMP,
 /// IPTC and Photoshop blocks, and every byte after EOI.
 enum JPEGScanner {
-    static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<JPEGLayout> {
-        let structure = try JPEGStructure.parse(source)
+    static func scan(_ source: any ByteSource, options: ScanOptions, hint: EntropyHint? = nil) throws -> ScanResult<JPEGLayout> {
+        let structure = try JPEGStructure.parse(source, hint: hint)
         var layout = JPEGLayout(structure: structure)
         var found = ItemCollector(options)
         var iccSegments: [Int] = []

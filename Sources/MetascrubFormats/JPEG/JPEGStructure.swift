@@ -25,6 +25,10 @@ struct JPEGStructure {
         var length: Int
         var role: Role
         var entropyEnd: Int64?
+        /// Set by a parse given an `EntropyHint`: this scan's entropy-coded data and the marker after it were
+        /// found byte-identical to that range of the hint's source, which `JPEGVerifier.imageStream` then need
+        /// not compare again.
+        var copiedFrom: CopiedRun?
 
         var payloadOffset: Int64 { offset + 4 }
         var payloadLength: Int { max(0, length - 4) }
@@ -61,7 +65,9 @@ struct JPEGStructure {
     /// Bytes after EOI.
     var trailer: Range<Int64>? { eoiOffset + 2 < fileSize ? (eoiOffset + 2)..<fileSize : nil }
 
-    static func parse(_ source: any ByteSource) throws -> JPEGStructure {
+    /// `hint`: the file this one was cleaned from, whose entropy-coded data a remux copies unchanged (see
+    /// `EntropyHint`); it only saves work, the result is the same as without it.
+    static func parse(_ source: any ByteSource, hint: EntropyHint? = nil) throws -> JPEGStructure {
         let format = "JPEG"
         var s = JPEGStructure()
         s.fileSize = source.size
@@ -119,7 +125,13 @@ struct JPEGStructure {
             position += 2 + Int64(length)
             if marker == 0xDA {
                 segment.role = .scan
-                segment.entropyEnd = try entropyEnd(&reader, from: position)
+                let scanIndex = s.segments.filter { $0.role == .scan }.count
+                if let hint, let copied = try hint.copy(of: scanIndex, at: position, in: source) {
+                    segment.entropyEnd = copied.end
+                    segment.copiedFrom = copied.run
+                } else {
+                    segment.entropyEnd = try entropyEnd(&reader, from: position)
+                }
                 position = segment.entropyEnd!
             }
             s.segments.append(segment)
@@ -173,6 +185,15 @@ struct JPEGStructure {
             return next - 1
         }
         return nil
+    }
+
+    /// The range of a scan's entropy-coded data and the marker that ends it (`..<entropyEnd + 2`): the bytes
+    /// that decide where the walk for that marker stops.
+    var entropyRuns: [Range<Int64>] {
+        segments.compactMap { segment in
+            guard segment.role == .scan, let end = segment.entropyEnd else { return nil }
+            return (segment.offset + Int64(segment.length))..<(end + 2)
+        }
     }
 
     private static func role(of marker: UInt8, segment: Segment, _ source: any ByteSource) throws -> Role {

@@ -37,8 +37,9 @@ public struct FormatScan: Sendable {
     }
 
     /// The cleaned file scanned by the same handler, ready to have its content compared with this one's.
-    public func rescan(_ cleaned: any ByteSource) throws -> FormatRescan {
-        try scanned.rescan(cleaned)
+    /// `original`, the file this scan is of, lets the handler find what the clean copied unchanged faster.
+    public func rescan(_ cleaned: any ByteSource, original: (any ByteSource)? = nil) throws -> FormatRescan {
+        try scanned.rescan(cleaned, original: original)
     }
 
     func reencodable(_ input: any ByteSource, _ plan: CleanPlan) -> ReencodableBake? {
@@ -68,7 +69,7 @@ private protocol ScannedFile: Sendable {
     var notes: [Note] { get }
     func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding]
     func clean(_ input: any ByteSource, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
-    func rescan(_ cleaned: any ByteSource) throws -> FormatRescan
+    func rescan(_ cleaned: any ByteSource, original: (any ByteSource)?) throws -> FormatRescan
     func reencodableBake(input: any ByteSource, plan: CleanPlan) -> ReencodableBake?
 }
 
@@ -92,8 +93,8 @@ private struct TypedScan<H: FormatHandler>: ScannedFile {
         try handler.clean(input, scan: scan, plan: plan, to: output)
     }
 
-    func rescan(_ cleaned: any ByteSource) throws -> FormatRescan {
-        let after = try handler.scan(cleaned, options: ScanOptions())
+    func rescan(_ cleaned: any ByteSource, original: (any ByteSource)?) throws -> FormatRescan {
+        let after = try original.map { try handler.rescan(cleaned, original: $0, before: scan) } ?? handler.scan(cleaned, options: ScanOptions())
         return FormatRescan(scan: FormatScan(TypedScan(handler: handler, scan: after)), pair: TypedPair(handler: handler, before: scan, after: after))
     }
 

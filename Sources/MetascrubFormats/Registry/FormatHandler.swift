@@ -120,9 +120,17 @@ public protocol FormatHandler: Sendable {
                        result: CleanResult) throws -> ContentCheck
     /// A bake in `plan` that only a re-encode can do (`ReencodableBake`); nil (the default) when there is none.
     func reencodableBake(input: any ByteSource, scan: ScanResult<Layout>, plan: CleanPlan) -> ReencodableBake?
+    /// The cleaned file scanned for verification, `original` and `before` being what it was cleaned from. It must
+    /// return what `scan(cleaned, options: ScanOptions())` returns (the default); a handler may use the original
+    /// only to get there faster (JPEG: `EntropyHint`).
+    func rescan(_ cleaned: any ByteSource, original: any ByteSource, before: ScanResult<Layout>) throws -> ScanResult<Layout>
 }
 
 extension FormatHandler {
+    public func rescan(_ cleaned: any ByteSource, original: any ByteSource, before: ScanResult<Layout>) throws -> ScanResult<Layout> {
+        try scan(cleaned, options: ScanOptions())
+    }
+
     public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Layout>, policy: Policy) throws -> [Finding] {
         findings
     }
