@@ -18,11 +18,24 @@ public enum NameClassifier {
                     "instructions", "text", "note"]),
     ]
 
+    /// The rules' words as bytes: `String.contains` resolved to Foundation's `range(of:)` (CFString search),
+    /// 6-8% of the CPU of a JPEG batch clean with maker notes (perf, issue 25 round 2). The names classified
+    /// are tag names from the tables (ASCII), so a byte search finds what it found.
+    private static let byteRules: [(Category, [[UInt8]])] = rules.map { ($0.0, $0.1.map { Array($0.utf8) }) }
+
     public static func category(of name: String, otherwise fallback: Category) -> Category {
-        let lower = name.lowercased()
-        for (category, words) in rules where words.contains(where: { lower.contains($0) }) {
+        let lower = Array(name.lowercased().utf8)
+        for (category, words) in byteRules where words.contains(where: { contains(lower, $0) }) {
             return category
         }
         return fallback
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == first {
+            if haystack[start..<start + needle.count].elementsEqual(needle) { return true }
+        }
+        return false
     }
 }
