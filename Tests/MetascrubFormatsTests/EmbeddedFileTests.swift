@@ -205,6 +205,27 @@ final class EmbeddedFileTests: XCTestCase {
         }
     }
 
+    /// `share` bakes orientation, but a turned cover can come out larger than the attachment it is written back
+    /// into: its Orientation stays (with the reason), its GPS goes, and the clean is a fixed point.
+    func testMatroskaCoverWithAnOrientationIsCleanedUnderShareWithoutBeingTurned() throws {
+        try Tool.require("exiftool", "ffmpeg", "ffprobe", "convert", "python3")
+        let dir = TempDir()
+        let cover = dir.file("c.jpg"), input = dir.file("in.mka"), output = dir.file("out.mka")
+        XCTAssertEqual(Tool.run(["convert", "-size", "40x24", "gradient:red-blue", "-quality", "90", cover]).status, 0)
+        XCTAssertEqual(Tool.run(["exiftool", "-q", "-overwrite_original", "-n", "-IFD0:Orientation=6", "-GPSLatitude=48.8584", "-GPSLatitudeRef=N", cover]).status, 0)
+        XCTAssertEqual(Tool.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=0.3", "-c:a", "flac", "-attach", cover,
+                                 "-metadata:s:t:0", "mimetype=image/jpeg", "-metadata:s:t:0", "filename=cover.jpg", input]).status, 0)
+        let report = Run.clean(input, to: output, policy: "share")
+        XCTAssertEqual(report.status, .cleaned, "\(String(describing: report.error))")
+        XCTAssertTrue(report.findings.contains { $0.item.key == "exif:Orientation" && $0.disposition == .keep && ($0.reason ?? "").contains("Matroska attachment") }, "\(report.findings.map { ($0.item.key, $0.disposition, $0.reason ?? "") })")
+        let before = try attachedPicture(input, dir, "before.jpg"), after = try attachedPicture(output, dir, "after.jpg")
+        XCTAssertEqual(Oracle.pixels(after, autoOrient: false), Oracle.pixels(before, autoOrient: false))
+        XCTAssertNil(exiftoolEmbedded(after)["GPS:GPSLatitude"])
+        XCTAssertEqual(exiftoolEmbedded(after)["IFD0:Orientation"] as? Int, 6)
+        XCTAssertFalse(Self.levelOneCRCs(output).contains("bad"))
+        XCTAssertEqual(FileProcessorCheck.scan(output, policy: Run.policy("share")).status, .clean)
+    }
+
     /// The FileData rewritten in place: a Void over what the cleaned file freed, or a size field one byte longer
     /// when only one byte is left over (no Void is that small); never longer than the element was.
     func testMatroskaFileDataKeepsItsLengthWhateverTheCleanedSize() throws {

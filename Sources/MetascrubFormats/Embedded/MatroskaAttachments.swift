@@ -60,3 +60,29 @@ extension EBML {
         return bytes
     }
 }
+
+extension MatroskaFormat {
+    /// An attachment is rewritten in place, so its cleaned file must not grow: an orientation the policy would
+    /// bake inside it (a turned JPEG can come out larger) stays as a tag instead, with its reason. Depends only
+    /// on the scan, so scan, clean and a second clean decide the same.
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<MatroskaLayout>, policy: Policy) throws -> [Finding] {
+        guard !scan.layout.attachmentData.isEmpty else { return findings }
+        var settled = findings
+        for index in settled.indices where settled[index].disposition == .bake && Self.isInAttachment(index, scan) {
+            settled.keep(index, because: "inside a Matroska attachment, which is cleaned in place: the picture is not turned")
+        }
+        return settled
+    }
+
+    /// Whether an ancestor of item `index` is an attachment looked into as an embedded file.
+    static func isInAttachment(_ index: Int, _ scan: ScanResult<MatroskaLayout>) -> Bool {
+        var parent = scan.items[index].parent
+        var depth = 0
+        while let p = parent, scan.items.indices.contains(p), depth < 64 {
+            if scan.layout.attachmentData[p] != nil { return true }
+            parent = scan.items[p].parent
+            depth += 1
+        }
+        return false
+    }
+}
