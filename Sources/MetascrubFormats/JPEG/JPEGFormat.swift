@@ -33,7 +33,11 @@ public struct JPEGFormat: FormatHandler {
                 result.outcomes[item] = .baked
                 result.notes.append(Note(.info, code: "orientation-baked",
                                          "orientation \(orientation) baked into the image by a lossless DCT-domain transform"))
-                if plan.policy.orientation == .rotate {
+                if plan.policy.allowReencode && plan.policy.orientation != .rotate {
+                    // The ladder's second rung may have chosen this turn with rounding differences (`JPEGBake`):
+                    // verification measures the decoded output against min-psnr rather than expecting identity.
+                    result.minimumPSNR = plan.policy.minimumPSNR
+                } else if plan.policy.orientation == .rotate {
                     result.sampleTolerance = Self.rotateTolerance
                     result.notes.append(Note(.info, code: "orientation-rotated",
                                              "baked under `orientation: rotate`: decoders may round the turned blocks by a few levels"))
@@ -188,9 +192,17 @@ public struct JPEGFormat: FormatHandler {
         let layout = scan.layout
         // With re-encoding allowed the bake stays (the cleaner re-encodes what no lossless transform can do), so
         // the decision is left to `reencodableBake` rather than made twice.
-        guard !policy.allowReencode, let item = layout.orientationItem,
-              findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
+        guard let item = layout.orientationItem, findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
         var settled = findings
+        if policy.allowReencode {
+            // The one refusal every rung shares (no turn, no re-encode, no decode): over the pixel budget. It is a
+            // header read, so it is settled here and scan, clean and the re-scan agree that the tag stays.
+            if layout.orientation.flatMap(Self.transform(forOrientation:)) != nil,
+               let frame = try? JPEGBake.Frame.read(input, layout.structure), let reason = JPEGBake.overBudget(frame, policy: policy) {
+                settled.keep(item, because: reason)
+            }
+            return settled
+        }
         if case .keep(let reason) = JPEGBake.decide(input, layout, policy: policy) {
             settled.keep(item, because: reason)
         }
@@ -222,6 +234,10 @@ public struct JPEGFormat: FormatHandler {
 
     public func verifyContent(original: any ByteSource, _ before: JPEGLayout, cleaned: any ByteSource, _ after: JPEGLayout, result: CleanResult) throws -> ContentCheck {
         if result.method == .losslessTransform {
+            if let threshold = result.minimumPSNR {
+                return try JPEGVerifier.turn(original: original, orientation: before.orientation ?? 1, cleaned: cleaned, after.structure,
+                                             minimumPSNR: threshold)
+            }
             if result.sampleTolerance > 0 {
                 return try JPEGVerifier.displayedPixels(original: original, orientation: before.orientation ?? 1, cleaned: cleaned,
                                                         tolerance: result.sampleTolerance)
