@@ -80,7 +80,9 @@ final class OrientationReencodeTests: XCTestCase {
         try checkSourceTables(["jpeg/orient-large-3.jpg", "jpeg/orient-large-6.jpg"], policy: Self.reencoding)
         var lenient = Self.reencoding
         lenient.minimumPSNR = 30
-        try checkSourceTables((2...8).map { "jpeg/orient-odd-\($0).jpg" }, policy: lenient)
+        // Orientation 5 (transpose) is a perfect DCT-domain turn at any size: it takes the ladder's second rung
+        // (OrientationTurnTests), not the re-encode.
+        try checkSourceTables([2, 3, 4, 6, 7, 8].map { "jpeg/orient-odd-\($0).jpg" }, policy: lenient)
     }
 
     private func checkSourceTables(_ fixtures: [String], policy: Policy) throws {

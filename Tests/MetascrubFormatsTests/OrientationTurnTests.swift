@@ -16,8 +16,10 @@ final class OrientationTurnTests: XCTestCase {
         }
     }
 
-    /// 48×32, 4:2:0: whole 16×16 MCUs, and every turn decodes a few levels off (decoder rounding).
-    static let aligned = (2...8).map { "jpeg/orient-\($0).jpg" }
+    /// 48×32, 4:2:0: whole 16×16 MCUs, and these turns decode a few levels off (decoder rounding); the vertical
+    /// flip (4) decodes identically and takes the exact rung, in every policy.
+    static let turns = [2, 3, 5, 6, 7, 8]
+    static let aligned = turns.map { "jpeg/orient-\($0).jpg" }
 
     static let jpegtranOperation: [Int: [String]] = [
         2: ["-flip", "horizontal"], 3: ["-rotate", "180"], 4: ["-flip", "vertical"], 5: ["-transpose"],
@@ -33,7 +35,7 @@ final class OrientationTurnTests: XCTestCase {
     func testAlignedRotationsAreTurnedInTheDCTDomainNotReencoded() throws {
         let tmp = TempDir()
         let policy = OrientationReencodeTests.reencoding
-        for (n, fixture) in zip(2...8, Self.aligned) {
+        for (n, fixture) in zip(Self.turns, Self.aligned) {
             let name = (fixture as NSString).lastPathComponent
             let input = Fixture.path(fixture), output = tmp.file(name)
             let report = Run.clean(input, to: output, policy: policy)
@@ -66,6 +68,23 @@ final class OrientationTurnTests: XCTestCase {
             XCTAssertNotEqual(Run.clean(output, to: again, policy: policy).method, .reencode, name)
             XCTAssertEqual(FileManager.default.contents(atPath: again), FileManager.default.contents(atPath: output), "\(name): second clean changed bytes")
         }
+    }
+
+    /// Orientation 5 (transpose) needs no whole edge MCUs (libjpeg's `jtransform_perfect_transform`): the odd
+    /// 45×29 fixture is turned in the DCT domain too, while 6 at that size still has to be re-encoded.
+    func testTransposeAtAnOddSizeIsTurnedAndARotationReencoded() throws {
+        let tmp = TempDir()
+        let policy = OrientationReencodeTests.reencoding
+        let input = Fixture.path("jpeg/orient-odd-5.jpg"), output = tmp.file("odd-5.jpg")
+        let report = Run.clean(input, to: output, policy: policy)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.method, .losslessTransform)
+        let reference = tmp.file("odd-5.jpegtran.jpg")
+        let turned = Tool.run(["jpegtran", "-transpose", "-perfect", "-copy", "none", input])
+        XCTAssertEqual(turned.status, 0)
+        try turned.stdout.write(to: URL(fileURLWithPath: reference))
+        XCTAssertEqual(try Self.scanData(output), try Self.scanData(reference), "entropy-coded data differs from jpegtran -perfect")
+        XCTAssertEqual(Run.clean(Fixture.path("jpeg/orient-odd-6.jpg"), to: tmp.file("odd-6.jpg"), policy: policy).method, .reencode)
     }
 
     /// A min-psnr the turn cannot reach sends the image down the ladder: never a lossless transform below it.
