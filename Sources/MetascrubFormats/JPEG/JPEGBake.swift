@@ -25,8 +25,9 @@ import Glibc
 /// Under `reencode: true` the answer is one ladder for every caller (issue 23): the exact turn; else the same
 /// DCT-domain turn when its decode is within min-psnr of the displayed original (`.turn`: only decoder rounding
 /// differs, no coefficient is requantised, so it beats any re-encode); else `.keep` with the reason, which
-/// `JPEGFormat.reencodableBake` hands to the re-encoder (partial edge MCUs, or a turn under min-psnr). An image
-/// over the pixel budget keeps its tag whatever the rung.
+/// `JPEGFormat.reencodableBake` hands to the re-encoder (partial edge MCUs, or a turn under min-psnr). No rung
+/// runs over the pixel budget: the tag stays under `reencode: false`, and the re-encode it would need is refused
+/// clearly under `reencode: true` (`PixelBudgetTests`).
 enum JPEGBake {
     enum Decision: Equatable {
         /// Orientation 1, or a value that means nothing: the tag can simply go.

@@ -192,17 +192,9 @@ public struct JPEGFormat: FormatHandler {
         let layout = scan.layout
         // With re-encoding allowed the bake stays (the cleaner re-encodes what no lossless transform can do), so
         // the decision is left to `reencodableBake` rather than made twice.
-        guard let item = layout.orientationItem, findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
+        guard !policy.allowReencode, let item = layout.orientationItem,
+              findings.indices.contains(item), findings[item].disposition == .bake else { return findings }
         var settled = findings
-        if policy.allowReencode {
-            // The one refusal every rung shares (no turn, no re-encode, no decode): over the pixel budget. It is a
-            // header read, so it is settled here and scan, clean and the re-scan agree that the tag stays.
-            if layout.orientation.flatMap(Self.transform(forOrientation:)) != nil,
-               let frame = try? JPEGBake.Frame.read(input, layout.structure), let reason = JPEGBake.overBudget(frame, policy: policy) {
-                settled.keep(item, because: reason)
-            }
-            return settled
-        }
         if case .keep(let reason) = JPEGBake.decide(input, layout, policy: policy) {
             settled.keep(item, because: reason)
         }
