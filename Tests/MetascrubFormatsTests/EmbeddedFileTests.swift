@@ -2,14 +2,16 @@
 import Foundation
 import Metascrub
 import MetascrubCore
+@testable import MetascrubFormats
 import XCTest
 
-/// Issue 23, item 3: kept embedded files are cleaned inside. Cover art in ID3 APIC, MP4 covr and FLAC PICTURE,
-/// and a JPEG appended after EOI, each carrying EXIF Make, Model, a serial, an artist and GPS
+/// Issue 23, item 3: kept embedded files are cleaned inside. Cover art in ID3 APIC, MP4 covr, FLAC PICTURE, Ogg
+/// METADATA_BLOCK_PICTURE and a Matroska AttachedFile, and a JPEG appended after EOI, each carrying EXIF Make, Model, a serial, an artist and GPS
 /// (`scripts/fixtures/parts/60-embedded.sh`). Judged by exiftool on the extracted cover, ImageMagick on its
 /// pixels and ffmpeg's framemd5 on the audio.
 final class EmbeddedFileTests: XCTestCase {
-    static let fixtures = ["embedded/cover.mp3", "embedded/cover.m4a", "embedded/cover.flac", "embedded/cover.opus", "embedded/appended.jpg"]
+    static let fixtures = ["embedded/cover.mp3", "embedded/cover.m4a", "embedded/cover.flac", "embedded/cover.opus", "embedded/cover.mka",
+                           "embedded/appended.jpg"]
     static let canaries = ["CanaryMake", "CanaryModel X1", "CANARY-SERIAL-7731", "CANARY-COVER-ARTIST"]
 
     /// As strict, but the covers stay (cleaned inside by the same rules).
@@ -168,6 +170,120 @@ final class EmbeddedFileTests: XCTestCase {
             XCTAssertEqual(Oracle.pixels("\(output)[0]", autoOrient: false), Oracle.pixels("\(input)[0]", autoOrient: false), policy)
             XCTAssertEqual(Run.clean(output, to: dir.file("again.psd"), policy: policy).status, .clean, "\(policy): not a fixed point")
         }
+    }
+
+    /// A video Matroska (H.264 + PCM, CRC-32 in every level-1 element) whose cover attachment carries GPS and an
+    /// artist, beside a font attachment: under the keep-covers policy the cover stays, cleaned in place (the
+    /// Attachments CRC recomputed, no byte position moved), and every video and audio frame decodes the same.
+    func testMatroskaCoverAttachmentIsCleanedInPlaceAndFramesStayIdentical() throws {
+        try Tool.require("exiftool", "ffmpeg", "ffprobe", "convert", "python3")
+        let dir = TempDir()
+        let input = Fixture.path("video/tags.mkv"), output = dir.file("out.mkv")
+        XCTAssertTrue(Oracle.contains(input, "CANARY-COVER-ARTIST"))
+        let report = Run.clean(input, to: output, policy: Self.keepCovers)
+        XCTAssertEqual(report.status, .cleaned, "\(String(describing: report.error))")
+        XCTAssertTrue(report.findings.contains { $0.item.key == "matroska:attachment" && $0.outcome == .cleaned && $0.item.embeddedFormat == "jpeg" })
+        XCTAssertFalse(Oracle.contains(output, "CANARY-COVER-ARTIST"))
+        XCTAssertEqual(FileManager.default.contents(atPath: output)?.count, FileManager.default.contents(atPath: input)?.count, "a byte position moved")
+        XCTAssertNotNil(VideoOracle.frames(output))
+        XCTAssertEqual(VideoOracle.frames(output), VideoOracle.frames(input), "video or audio frames changed")
+        // Every level-1 element's CRC-32 holds (ffmpeg does not check the Attachments one, so zlib does).
+        let crcs = Self.levelOneCRCs(output)
+        XCTAssertTrue(crcs.contains("1941a469:ok"), crcs)
+        XCTAssertFalse(crcs.contains("bad"), crcs)
+        let before = try attachedPicture(input, dir, "before.jpg"), after = try attachedPicture(output, dir, "after.jpg")
+        XCTAssertNotNil(Oracle.pixels(after, autoOrient: false))
+        XCTAssertEqual(Oracle.pixels(after, autoOrient: false), Oracle.pixels(before, autoOrient: false), "cover pixels changed")
+        XCTAssertNotNil(exiftoolEmbedded(before)["GPS:GPSLatitude"])
+        let tags = exiftoolEmbedded(after)
+        XCTAssertFalse(tags.keys.contains { $0.contains("GPS") || $0.hasSuffix(":Artist") }, "\(tags.keys.sorted())")
+        XCTAssertEqual(FileProcessorCheck.scan(output, policy: Self.keepCovers).status, .clean)
+        let again = dir.file("again.mkv")
+        XCTAssertEqual(Run.clean(output, to: again, policy: Self.keepCovers).status, .clean)
+        if FileManager.default.fileExists(atPath: again) {
+            XCTAssertEqual(FileManager.default.contents(atPath: again), FileManager.default.contents(atPath: output))
+        }
+    }
+
+    /// `share` bakes orientation, but a turned cover can come out larger than the attachment it is written back
+    /// into: its Orientation stays (with the reason), its GPS goes, and the clean is a fixed point.
+    func testMatroskaCoverWithAnOrientationIsCleanedUnderShareWithoutBeingTurned() throws {
+        try Tool.require("exiftool", "ffmpeg", "ffprobe", "convert", "python3")
+        let dir = TempDir()
+        let cover = dir.file("c.jpg"), input = dir.file("in.mka"), output = dir.file("out.mka")
+        XCTAssertEqual(Tool.run(["convert", "-size", "40x24", "gradient:red-blue", "-quality", "90", cover]).status, 0)
+        XCTAssertEqual(Tool.run(["exiftool", "-q", "-overwrite_original", "-n", "-IFD0:Orientation=6", "-GPSLatitude=48.8584", "-GPSLatitudeRef=N", cover]).status, 0)
+        XCTAssertEqual(Tool.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=duration=0.3", "-c:a", "flac", "-attach", cover,
+                                 "-metadata:s:t:0", "mimetype=image/jpeg", "-metadata:s:t:0", "filename=cover.jpg", input]).status, 0)
+        let report = Run.clean(input, to: output, policy: "share")
+        XCTAssertEqual(report.status, .cleaned, "\(String(describing: report.error))")
+        XCTAssertTrue(report.findings.contains { $0.item.key == "exif:Orientation" && $0.disposition == .keep && ($0.reason ?? "").contains("Matroska attachment") }, "\(report.findings.map { ($0.item.key, $0.disposition, $0.reason ?? "") })")
+        let before = try attachedPicture(input, dir, "before.jpg"), after = try attachedPicture(output, dir, "after.jpg")
+        XCTAssertEqual(Oracle.pixels(after, autoOrient: false), Oracle.pixels(before, autoOrient: false))
+        XCTAssertNil(exiftoolEmbedded(after)["GPS:GPSLatitude"])
+        XCTAssertEqual(exiftoolEmbedded(after)["IFD0:Orientation"] as? Int, 6)
+        XCTAssertFalse(Self.levelOneCRCs(output).contains("bad"))
+        XCTAssertEqual(FileProcessorCheck.scan(output, policy: Run.policy("share")).status, .clean)
+    }
+
+    /// The FileData rewritten in place: a Void over what the cleaned file freed, or a size field one byte longer
+    /// when only one byte is left over (no Void is that small); never longer than the element was.
+    func testMatroskaFileDataKeepsItsLengthWhateverTheCleanedSize() throws {
+        var layout = MatroskaLayout()
+        layout.attachmentData[0] = (100..<(100 + 3 + 20), 3)  // ID 46 5C, a 1-byte size, 20 bytes of data
+        for n in 0...20 {
+            let (offset, bytes) = try layout.fileData(0, picture: [UInt8](repeating: 0xAB, count: n), location: "t")
+            XCTAssertEqual(offset, 100)
+            XCTAssertEqual(bytes.count, 23, "\(n) bytes")
+            XCTAssertEqual(Array(bytes.prefix(2)), [0x46, 0x5C])
+            let source = MemoryByteSource(bytes)
+            let element = try EBML.header(source, at: 0, limit: 23, path: "t")
+            XCTAssertEqual(element.dataSize, Int64(n))
+            if element.end < 23 {
+                let void = try EBML.header(source, at: element.end, limit: 23, path: "t")
+                XCTAssertEqual(void.id, 0xEC)
+                XCTAssertEqual(void.end, 23)
+            }
+        }
+        XCTAssertThrowsError(try layout.fileData(0, picture: [UInt8](repeating: 0, count: 21), location: "t"))
+    }
+
+    /// "id:ok" or "id:bad" for each level-1 element of the Segment that starts with a CRC-32, checked by zlib.
+    static func levelOneCRCs(_ path: String) -> String {
+        let script = """
+            import sys, zlib
+            d = open(sys.argv[1], 'rb').read()
+            def num(p, strip):
+                b, n = d[p], 1
+                while not b & (0x80 >> (n - 1)): n += 1
+                v = b & (0xFF >> n) if strip else b
+                for i in range(1, n): v = (v << 8) | d[p + i]
+                return v, n
+            p = 0
+            for level in range(2):
+                i, n = num(p, False); s, m = num(p + n, True)
+                p += n + m + (s if level == 0 else 0)
+            out = []
+            while p < len(d):
+                i, n = num(p, False); s, m = num(p + n, True); start = p + n + m; end = start + s
+                if d[start] == 0xBF and d[start + 1] == 0x84:
+                    ok = zlib.crc32(d[start + 6:end]) == int.from_bytes(d[start + 2:start + 6], 'little')
+                    out.append('%x:%s' % (i, 'ok' if ok else 'bad'))
+                p = end
+            print(' '.join(out))
+            """
+        let r = Tool.run(["python3", "-c", script, path])
+        return r.status == 0 ? String(decoding: r.stdout, as: UTF8.self) : "python3 failed: bad"
+    }
+
+    /// The attached picture (the cover attachment ffmpeg exposes as a video stream) copied out as it is stored.
+    private func attachedPicture(_ path: String, _ dir: TempDir, _ name: String) throws -> String {
+        let probe = Tool.run(["ffprobe", "-v", "error", "-show_entries", "stream=index:stream_disposition=attached_pic", "-of", "csv=p=0", path])
+        let index = try XCTUnwrap(String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n")
+            .map { $0.split(separator: ",") }.first { $0.count == 2 && $0[1] == "1" }?[0], "\(path): no attached picture")
+        let r = Tool.run(["ffmpeg", "-v", "error", "-y", "-i", path, "-map", "0:\(index)", "-c", "copy", "-frames:v", "1", "-f", "image2", dir.file(name)])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return dir.file(name)
     }
 
     private func placedJPEG(_ path: String, _ dir: TempDir, _ name: String) throws -> String {

@@ -54,6 +54,10 @@ final class OrientationReencodeTests: XCTestCase {
                 XCTAssertTrue(info.settings.contains("source tables"), info.settings)
                 XCTAssertGreaterThanOrEqual(info.psnr ?? .infinity, 40, name)
                 XCTAssertEqual(report.findings.first { $0.item.key == "exif:Orientation" }?.outcome, .baked, name)
+            } else if report.verification?.content.contains("no coefficient requantised") == true {
+                // The ladder's second rung (OrientationTurnTests): a DCT-domain turn off by decoder rounding only.
+                XCTAssertEqual(report.method, .losslessTransform, name)
+                XCTAssertGreaterThanOrEqual(measured, 40, "\(name): a DCT-domain turn within min-psnr")
             } else {
                 // Exact cases stay lossless: the DCT-domain transform or no orientation at all.
                 XCTAssertTrue(report.method == .losslessTransform || report.method == .remux, "\(name): \(String(describing: report.method))")
@@ -76,7 +80,9 @@ final class OrientationReencodeTests: XCTestCase {
         try checkSourceTables(["jpeg/orient-large-3.jpg", "jpeg/orient-large-6.jpg"], policy: Self.reencoding)
         var lenient = Self.reencoding
         lenient.minimumPSNR = 30
-        try checkSourceTables((2...8).map { "jpeg/orient-odd-\($0).jpg" }, policy: lenient)
+        // Orientation 5 (transpose) is a perfect DCT-domain turn at any size: it takes the ladder's second rung
+        // (OrientationTurnTests), not the re-encode.
+        try checkSourceTables([2, 3, 4, 6, 7, 8].map { "jpeg/orient-odd-\($0).jpg" }, policy: lenient)
     }
 
     private func checkSourceTables(_ fixtures: [String], policy: Policy) throws {

@@ -4,7 +4,7 @@ import MetascrubFormats
 import MetascrubNative
 
 /// `orientation: bake` with `reencode: true`, for images no lossless transform can turn: JPEGs whose size is
-/// not whole MCUs (or whose rotation decodes differently), WebP, TIFF strips. The container is first cleaned as
+/// not whole MCUs (or whose DCT-domain turn decodes under min-psnr), WebP, TIFF strips. The container is first cleaned as
 /// usual with the tag dropped (so everything else the policy keeps stays, byte for byte); then its pixels are
 /// decoded, turned as the tag said, and encoded again (`OrientationCodings`). Verified before it is written
 /// (`VerifiedReencode`): the re-scan finds nothing the policy removes and the decoded output is within

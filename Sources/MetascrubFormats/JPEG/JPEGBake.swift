@@ -21,11 +21,22 @@ import Glibc
 ///    that is at most `proofPixels` is decoded whole, both ways, to prove every pixel; a larger one keeps its
 ///    tag with that reason. Proving a 12 MP photo would cost 20× its upright twin, and the tag it keeps is
 ///    harmless (viewers display the same; `orientation: rotate` bakes anyway).
+///
+/// Under `reencode: true` the answer is one ladder for every caller (issue 23): the exact turn; else the same
+/// DCT-domain turn when its decode is within min-psnr of the displayed original (`.turn`: only decoder rounding
+/// differs, no coefficient is requantised, so it beats any re-encode); else `.keep` with the reason, which
+/// `JPEGFormat.reencodableBake` hands to the re-encoder (partial edge MCUs, or a turn under min-psnr). No rung
+/// runs over the pixel budget: the tag stays under `reencode: false`, and the re-encode it would need is refused
+/// clearly under `reencode: true` (`PixelBudgetTests`).
 enum JPEGBake {
     enum Decision: Equatable {
         /// Orientation 1, or a value that means nothing: the tag can simply go.
         case drop
         case transform(LosslessJPEG.Transform)
+        /// `reencode: true` only: a DCT-domain turn whose decode differs from the displayed original by decoder
+        /// rounding alone, measured within the policy's min-psnr. It requantises no coefficient, so it beats any
+        /// re-encode of the same pixels (issue 23's ladder: exact turn, this turn, re-encode, keep).
+        case turn(LosslessJPEG.Transform, Fidelity)
         case keep(reason: String)
     }
 
@@ -46,16 +57,17 @@ enum JPEGBake {
             return .keep(reason: "\(frame.width)×\(frame.height) is not a whole number of \(frame.mcuWidth)×\(frame.mcuHeight) MCUs, so it cannot be rotated losslessly without cropping")
         }
         // The transform holds every coefficient and its verification decodes the image: both are whole-image work.
-        guard PixelBudget.allows(width: frame.width, height: frame.height, limit: policy.maxPixels) else {
-            return .keep(reason: "\(frame.width)×\(frame.height) is over the pixel budget of \(PixelBudget.describe(policy.maxPixels)) (`--max-pixels`, policy `max-pixels:`), so the image is not rotated or decoded")
-        }
+        if let reason = overBudget(frame, policy: policy) { return .keep(reason: reason) }
         if mode == .rotate { return .transform(transform) }
         let inexact = "a lossless rotation would not decode to exactly the same pixels (decoder rounding), so the display would change; `orientation: rotate` bakes anyway"
         if let band = band(input, layout.structure, frame) {
             guard BandMemo.exact(band, orientation: orientation, transform) else {
-                return .keep(reason: inexact)
+                return rounded(input, orientation: orientation, transform, policy: policy, inexact: inexact)
             }
         }
+        // With re-encoding allowed the alternative decodes the whole image anyway (within the pixel budget,
+        // checked above): measuring the turn is the proof, and an identical decode is the exact rung.
+        if policy.allowReencode { return rounded(input, orientation: orientation, transform, policy: policy, inexact: inexact) }
         guard frame.width * frame.height <= min(proofPixels, policy.maxPixels) else {
             return .keep(reason: "proving that a lossless rotation displays exactly the same would mean decoding all \(frame.width)×\(frame.height) pixels twice, over the \(PixelBudget.describe(min(proofPixels, policy.maxPixels))) a bake decision decodes; `orientation: rotate` bakes anyway")
         }
@@ -64,6 +76,43 @@ enum JPEGBake {
             return .keep(reason: "the image could not be decoded to prove that a lossless rotation displays the same")
         }
         return same ? .transform(transform) : .keep(reason: inexact)
+    }
+
+    /// Why an image is not turned, re-encoded or decoded at all: over the pixel budget. Nil within it.
+    static func overBudget(_ frame: Frame, policy: Policy) -> String? {
+        guard !PixelBudget.allows(width: frame.width, height: frame.height, limit: policy.maxPixels) else { return nil }
+        return "\(frame.width)×\(frame.height) is over the pixel budget of \(PixelBudget.describe(policy.maxPixels)) (`--max-pixels`, policy `max-pixels:`), so the image is not rotated or decoded"
+    }
+
+    /// The second rung (`reencode: true`): the whole image turned in the DCT domain and its decode measured
+    /// against the original's displayed render. Identical is the exact rung; within min-psnr is `.turn`; below,
+    /// or without re-encoding allowed, the tag is kept with the reason (and the re-encoder may take it).
+    static func rounded(_ input: any ByteSource, orientation: Int, _ transform: LosslessJPEG.Transform, policy: Policy,
+                        inexact: String) -> Decision {
+        guard policy.allowReencode else { return .keep(reason: inexact) }
+        guard input.size <= JPEGFormat.transformLimit, let whole = try? input.readAll(),
+              let fidelity = try? turnFidelity(whole, orientation: orientation, transform) else {
+            return .keep(reason: "\(inexact); the DCT-domain turn could not be decoded to measure it")
+        }
+        if fidelity.identical { return .transform(transform) }
+        guard fidelity.meets(policy.minimumPSNR) else {
+            return .keep(reason: "\(inexact); a DCT-domain turn decodes at \(fidelity.summary), under min-psnr \(Reencoding.decimal(policy.minimumPSNR, 1)) dB")
+        }
+        return .turn(transform, fidelity)
+    }
+
+    /// How close the DCT-domain turn decodes to the original displayed with its orientation.
+    static func turnFidelity(_ jpeg: [UInt8], orientation: Int, _ transform: LosslessJPEG.Transform) throws -> Fidelity {
+        try turnedFidelity(original: jpeg, orientation: orientation, turned: LosslessJPEG.transform(jpeg, transform))
+    }
+
+    /// `turned` decoded against `original` decoded and displayed with its orientation (RGB, accurate DCT).
+    static func turnedFidelity(original: [UInt8], orientation: Int, turned: [UInt8]) throws -> Fidelity {
+        let before = try LosslessJPEG.decodeRGB(original)
+        let after = try LosslessJPEG.decodeRGB(turned)
+        let shown = PixelOrientation.apply(orientation, width: before.width, height: before.height, pixels: before.pixels, channels: 3)
+        return try Fidelity.measure(Raster(width: shown.width, height: shown.height, layout: .rgb, pixels: shown.pixels),
+                                    Raster(width: after.width, height: after.height, layout: .rgb, pixels: after.pixels))
     }
 
     /// Decoding the transformed image gives the original's pixels turned as the tag says.

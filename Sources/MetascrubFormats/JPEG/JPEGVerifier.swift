@@ -45,6 +45,27 @@ enum JPEGVerifier {
         return try ByteComparison.equal(original, x.offset..<x.streamEnd, cleaned, y.offset..<y.streamEnd)
     }
 
+    /// A DCT-domain turn under `reencode: true` (`JPEGBake.Decision.turn`): the written image stream is the
+    /// perfect transform of the original, made again here, byte for byte (so no coefficient was requantised), and
+    /// its decode is within `minimumPSNR` of the original displayed with its orientation. The figure goes into
+    /// the report's content line, the rung's equivalent of a re-encode's PSNR.
+    static func turn(original: any ByteSource, orientation: Int, cleaned: any ByteSource, _ structure: JPEGStructure,
+                     minimumPSNR: Double) throws -> ContentCheck {
+        guard let transform = JPEGFormat.transform(forOrientation: orientation) else {
+            return ContentCheck(method: "none", passed: false, detail: "a transform without an orientation")
+        }
+        let source = try original.readAll()
+        let expected = try LosslessJPEG.transform(source, transform)
+        let stream = try imageStream(original: MemoryByteSource(expected), try JPEGStructure.parse(MemoryByteSource(expected)),
+                                     cleaned: cleaned, structure)
+        guard stream.passed else { return stream }
+        let fidelity = try JPEGBake.turnedFidelity(original: source, orientation: orientation, turned: try cleaned.readAll())
+        let method = "lossless DCT-domain transform, no coefficient requantised; decoded pixels against the original displayed with its orientation: "
+            + "\(fidelity.summary) (min-psnr \(Reencoding.decimal(minimumPSNR, 1)) dB)"
+        return ContentCheck(method: method, passed: fidelity.meets(minimumPSNR),
+                            detail: fidelity.meets(minimumPSNR) ? nil : "the turned image decodes at \(fidelity.summary), under min-psnr")
+    }
+
     /// Lossless transform: the cleaned image decodes to the original's pixels with its orientation applied.
     static func displayedPixels(original: any ByteSource, orientation: Int, cleaned: any ByteSource, tolerance: Int = 0) throws -> ContentCheck {
         let method = tolerance == 0 ? "decoded pixels identical to the original displayed with its orientation"

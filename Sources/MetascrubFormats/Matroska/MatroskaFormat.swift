@@ -43,6 +43,8 @@ public struct MatroskaLayout: Sendable {
     var holes: [Range<Int64>] = []
     /// Codec fields of text tracks, compared where the track stays.
     var textCore: [Range<Int64>] = []
+    /// Attachments looked into as embedded files: item → their FileData element and its header size.
+    var attachmentData: [Int: (element: Range<Int64>, headerSize: Int)] = [:]
 }
 
 /// Matroska and WebM (EBML, RFC 8794/9559): metadata is overwritten in place with Void elements of the same
@@ -111,8 +113,11 @@ public struct MatroskaFormat: FormatHandler {
 
     public func clean(_ input: any ByteSource, scan: ScanResult<MatroskaLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
+        // Attachments kept cleaned inside: their own items are their handler's business, not removals here.
+        let cleaned = try scan.cleanedEmbeddedFiles(plan)
+        let inside = Set(scan.items.indices.filter { Self.isInside(cleaned, $0, scan.items) })
         // Removed items, with the blocks that hold a removed item.
-        var removed = Set(scan.items.indices.filter { !plan.keeps($0) })
+        var removed = Set(scan.items.indices.filter { !plan.keeps($0) && cleaned[$0] == nil && !inside.contains($0) })
         for i in Array(removed) {
             var p = scan.items[i].parent
             var depth = 0
@@ -151,6 +156,10 @@ public struct MatroskaFormat: FormatHandler {
         }
         for r in padding.zeroed { patches.zero(r) }
         for (r, bytes) in replaced where !padding.covers(r) { patches.add(r.lowerBound, bytes) }
+        for (item, picture) in cleaned.sorted(by: { $0.key < $1.key }) {
+            let (offset, bytes) = try layout.fileData(item, picture: picture, location: scan.items[item].location)
+            patches.add(offset, bytes)
+        }
         let changed = patches.ranges.sorted { $0.lowerBound < $1.lowerBound }
         for (crc, covered) in layout.checksums where !padding.covers(crc) && Self.overlaps(changed, covered) {
             let value = try patches.crc32(input, covered)
@@ -169,6 +178,18 @@ public struct MatroskaFormat: FormatHandler {
                                      sameLayout: before.core == after.core && before.clusters == after.clusters,
                                      method: method, part: "element",
                                      holes: (before.seiRanges + before.clusterCRCs + before.holes).sorted { $0.lowerBound < $1.lowerBound })
+    }
+
+    /// Whether an ancestor of item `index` is an embedded file cleaned by its own handler.
+    static func isInside(_ cleaned: [Int: [UInt8]], _ index: Int, _ items: [MetadataItem]) -> Bool {
+        var parent = items[index].parent
+        var depth = 0
+        while let p = parent, items.indices.contains(p), depth < 64 {
+            if cleaned[p] != nil { return true }
+            parent = items[p].parent
+            depth += 1
+        }
+        return false
     }
 
     /// Whether any of `sorted` (by lower bound, not overlapping) overlaps `range`.

@@ -306,6 +306,11 @@ extension MatroskaFormat {
                                 : "\(safeType.isEmpty ? "untyped" : safeType) attachment, \(size) bytes\(MatroskaFormat.fontTypes.contains(type.lowercased()) || type.lowercased().hasPrefix("font/") ? " whose content is not a font" : "")",
                                value: fileName, action: .void(file.range))
                 all.append(item)
+                // Kept cleaned only when its label agrees that it is an image (cover art); a photo labelled as
+                // something else is a hiding place, not a cover, and goes under `clean` as under `remove`.
+                if !font, type.lowercased().hasPrefix("image/"), let data = fields.first(where: { $0.id == ID.fileData }) {
+                    try itemiseAttachment(data, item: item)
+                }
             }
             layout.groups.append((e.range, all))
         }

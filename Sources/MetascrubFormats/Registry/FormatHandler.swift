@@ -74,6 +74,10 @@ public struct CleanResult: Sendable {
     /// How far decoded samples may differ from the original's when the cleaner says so (a bake under
     /// `orientation: rotate`); 0 means identical.
     public var sampleTolerance: Int = 0
+    /// Set when the cleaner turned the image in the DCT domain under `reencode: true` although decoder rounding
+    /// makes its decode differ from the original's displayed render (`JPEGBake.Decision.turn`): verification
+    /// then holds the decoded output to this PSNR in dB, instead of to identical pixels.
+    public var minimumPSNR: Double?
 
     public init(method: CleanMethod, notes: [Note] = [], outcomes: [Int: Outcome] = [:]) {
         self.method = method
