@@ -195,6 +195,18 @@ final class NoSilentLeakTests: XCTestCase {
         }
     }
 
+    /// Space-separated degrees, minutes, seconds with hemisphere letters (flight logs, GPS receivers): found in either
+    /// order of letter and number, but only as a latitude-longitude pair.
+    func testHemisphereDMSPairs() {
+        func kinds(_ s: String) -> [String] { LocationShapes.find(in: Array(s.utf8)).map(\.kind.rawValue) }
+        XCTAssertEqual(kinds("Home point N 48 51 30.0 E 2 17 40.0"), ["dms"])
+        XCTAssertEqual(kinds("home 48 51 30 N, 2 17 40 E"), ["dms"])
+        XCTAssertEqual(kinds("S 33 51 54.5 W 151 12 35.6"), ["dms"])
+        for harmless in ["N 12 34 56", "track 12 34 56 E", "see 1 2 3 and 4 5 6", "mode N 12 3 4 then 5"] {
+            XCTAssertEqual(kinds(harmless), [], harmless)
+        }
+    }
+
     /// Scan after clean finds nothing to do; a second clean reports `clean` and changes no byte.
     func assertFixedPoint(_ output: String, policy: String, name: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let rescan = Run.scan(output, policy: policy)

@@ -81,9 +81,11 @@ enum LocationShapes {
         if isDigit(c) || c == 0x2D || c == 0x2B, i == 0 || !isDigit(t[i - 1]) && t[i - 1] != 0x2E {
             if let m = coordinatePair(at: i, t) { out.append(m) }
             if let m = dms(at: i, t) { out.append(m) }
+            if let m = hemisphereDMS(at: i, t, letterFirst: false) { out.append(m) }
             if c == 0x2B || c == 0x2D, let m = iso6709(at: i, t) { out.append(m) }
         }
         if startOfWord, isLetter(c) {
+            if let m = hemisphereDMS(at: i, t, letterFirst: true) { out.append(m) }
             if let m = field(at: i, t) { out.append(m) }
             if let m = element(at: i, t) { out.append(m) }
         }
@@ -119,6 +121,36 @@ enum LocationShapes {
         if j < t.count, t[j] == 0x27 { return Match(kind: .dms, range: i..<j + 1) }
         if starts(t, at: j, [0xE2, 0x80, 0xB2]) { return Match(kind: .dms, range: i..<j + 3) }  // ′
         return nil
+    }
+
+    /// A latitude and a longitude as space-separated degrees, minutes and seconds with hemisphere letters and no
+    /// degree sign, as flight logs and GPS receivers print them: `N 48 51 30.0 E 2 17 40.0` or
+    /// `48 51 30.0 N, 2 17 40.0 E`. Both halves are required, so a lone `N 12 3 4` is not a position.
+    private static func hemisphereDMS(at i: Int, _ t: [UInt8], letterFirst: Bool) -> Match? {
+        func half(_ j: Int, _ letters: [UInt8], maxDegrees: Int) -> Int? {
+            var j = j
+            if letterFirst {
+                guard j < t.count, letters.contains(t[j]) else { return nil }
+                j = skipSpaces(j + 1, t)
+            }
+            guard let d = digits(at: j, t, max: maxDegrees), d < t.count, t[d] == 0x20 else { return nil }
+            let m0 = skipSpaces(d, t)
+            guard let m = digits(at: m0, t, max: 2), m < t.count, t[m] == 0x20 else { return nil }
+            let s0 = skipSpaces(m, t)
+            guard var e = digits(at: s0, t, max: 2) else { return nil }
+            if e < t.count, t[e] == 0x2E, let f = digits(at: e + 1, t, max: 6) { e = f }
+            if !letterFirst {
+                e = skipSpaces(e, t)
+                guard e < t.count, letters.contains(t[e]) else { return nil }
+                e += 1
+            }
+            return e
+        }
+        guard let latEnd = half(i, [0x6E, 0x73], maxDegrees: 2) else { return nil }  // n s
+        var j = latEnd
+        while j < t.count, j - latEnd < 3, t[j] == 0x20 || t[j] == 0x2C || t[j] == 0x3B { j += 1 }
+        guard let end = half(j, [0x65, 0x77], maxDegrees: 3) else { return nil }  // e w
+        return Match(kind: .dms, range: i..<end)
     }
 
     /// `±DD[MM[SS]][.f]±DDD[MM[SS]][.f][±alt]` ending in `/` (or `CRS`), as QuickTime's ©xyz and mp4 `location`.
