@@ -46,6 +46,30 @@ final class ReportTests: XCTestCase {
         XCTAssertEqual(summary.failed, 1)
     }
 
+    /// A kept cover whose GPS was removed has removed items; a removed cover's items went with it, counted once.
+    func testRemovedItemsInsideAKeptCoverCountButThoseOfARemovedCoverDoNot() throws {
+        func cover(_ outcome: Outcome, _ disposition: Disposition) -> [Finding] {
+            [Finding(item: MetadataItem(key: "flac:picture", category: .embedded, location: "PICTURE#1"),
+                     disposition: disposition, rule: "category embedded", outcome: outcome),
+             Finding(item: MetadataItem(key: "exif:GPSLatitude", category: .location, location: "PICTURE#1 > GPS", parent: 0),
+                     disposition: .remove, rule: "category location", outcome: .removed),
+             Finding(item: MetadataItem(key: "exif:Artist", category: .identity, location: "PICTURE#1 > IFD0", parent: 0),
+                     disposition: .keep, rule: "category identity", outcome: .kept)]
+        }
+        var kept = FileReport(path: "kept.flac", status: .cleaned)
+        kept.findings = cover(.cleaned, .clean)
+        var removed = FileReport(path: "removed.flac", status: .cleaned)
+        removed.findings = cover(.removed, .remove)
+        XCTAssertEqual(kept.removedFindings.map(\.item.key), ["exif:GPSLatitude"])
+        XCTAssertEqual(removed.removedFindings.map(\.item.key), ["flac:picture"])
+        let report = Report(tool: .init(version: "0.0.0-test"), command: .clean, policy: .init(name: "location", digest: "sha256:x"),
+                            files: [kept, removed])
+        XCTAssertEqual(report.summary.removedByCategory, ["location": 1, "embedded": 1])
+        let text = try TextReportRenderer().render(report)
+        XCTAssertTrue(text.contains("kept.flac: cleaned: 1 item removed (location 1), 1 of them inside embedded files"), text)
+        XCTAssertTrue(text.contains("removed.flac: cleaned: 1 item removed (embedded 1)\n"), text)
+    }
+
     func testTextReportNeverShowsValuesUnlessTheyWereCaptured() throws {
         let plain = try TextReportRenderer().render(sampleReport())
         XCTAssertTrue(plain.contains("photos/a.jpg: cleaned [jpeg] by remux -> out/a.jpg: 1 item removed (location 1)"), plain)

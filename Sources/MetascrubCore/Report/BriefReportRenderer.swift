@@ -25,7 +25,7 @@ public struct BriefReportRenderer: ReportRenderer {
         case .clean:
             return nil
         case .findings, .cleaned:
-            let top = file.findings.filter { $0.item.parent == nil && $0.counts }
+            let top = file.removedFindings
             let forbidden = Set(file.findings.filter { $0.disposition == .fail && $0.item.parent == nil }.map(\.item.category))
             let categories = Set(top.map(\.item.category)).sorted()
             let names = categories.map { forbidden.contains($0) ? "\($0.rawValue) (forbidden)" : $0.rawValue }

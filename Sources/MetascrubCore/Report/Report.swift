@@ -145,12 +145,26 @@ public struct FileReport: Sendable, Codable, Equatable {
 
     /// Findings the policy removes, bakes or forbids: what makes a scan exit 1.
     public var actionable: [Finding] { findings.filter { $0.disposition != .keep } }
+
+    /// The findings removed (clean) or to remove (scan): those at the top, and those inside an embedded file that
+    /// is itself kept and cleaned. Items of a removed cover went with it and are not counted again.
+    public var removedFindings: [Finding] {
+        findings.indices.filter { index in
+            var finding = findings[index]
+            guard finding.counts else { return false }
+            while let parent = finding.item.parent, findings.indices.contains(parent) {
+                finding = findings[parent]
+                if finding.counts { return false }
+            }
+            return true
+        }.map { findings[$0] }
+    }
 }
 
 public struct Summary: Sendable, Codable, Equatable {
     public var files: Int
     public var byStatus: [String: Int]
-    /// Items removed (clean) or to remove (scan), per category.
+    /// Items removed (clean) or to remove (scan), per category, including those inside kept embedded files.
     public var removedByCategory: [String: Int]
     public var failed: Int
 
@@ -161,7 +175,7 @@ public struct Summary: Sendable, Codable, Equatable {
         for file in files {
             status[file.status.rawValue, default: 0] += 1
             guard file.status != .error else { continue }
-            for finding in file.findings where finding.item.parent == nil && finding.counts {
+            for finding in file.removedFindings {
                 categories[finding.item.category.rawValue, default: 0] += 1
             }
         }

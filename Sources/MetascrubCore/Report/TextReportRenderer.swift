@@ -25,13 +25,22 @@ public struct TextReportRenderer: ReportRenderer {
         if let error = file.error { lines.append("  error: \(error.message)") }
         // Cleaning a folder of photos should read as one line per file; the items are in --verbose and JSON.
         if command == .clean, !verbose, file.status == .cleaned {
+            // Items removed from inside a kept cover or attachment are removed items too: a photographer who
+            // keeps album art wants to read that its GPS went.
             var counts: [String: Int] = [:]
-            for finding in file.findings where finding.item.parent == nil && finding.counts {
+            var inside = 0
+            for finding in file.removedFindings {
                 counts[finding.item.category.rawValue, default: 0] += 1
+                if finding.item.parent != nil { inside += 1 }
             }
             let total = counts.values.reduce(0, +)
-            lines[0] += ": \(total) item\(total == 1 ? "" : "s") removed ("
-                + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+            if total == 0 {
+                lines[0] += ": nothing removed"
+            } else {
+                lines[0] += ": \(total) item\(total == 1 ? "" : "s") removed ("
+                    + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+                if inside > 0 { lines[0] += ", \(inside) of them inside embedded files" }
+            }
         }
         let shown = verbose ? file.findings
             : command == .clean ? [] : file.findings.filter { $0.disposition != .keep && $0.item.parent == nil }
