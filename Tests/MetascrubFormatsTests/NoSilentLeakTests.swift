@@ -13,7 +13,7 @@ final class NoSilentLeakTests: XCTestCase {
 
     static let fixtures = ["srt-telemetry.mkv", "ass-telemetry.mkv", "webvtt-telemetry.webm", "font-labelled-jpeg.mkv",
                            "mdat-unreferenced.mp4", "bwf-ixml.wav", "id3-hidden.mp3", "vorbis-position.flac", "text-position.png", "comment-position.jpg", "comment-position.mp4",
-                           "comment-position.wmv", "exif-text-position.jpg"]
+                           "comment-position.wmv", "exif-text-position.jpg", "klv-telemetry.ts"]
     /// The hidden position in its decimal text form (every fixture) and the canaries the manifest lists.
     static func hidden(_ name: String) -> [String] {
         Array(Set(ContainerChecks.canaries("leaks/" + name) + ["48.8583", "48.8584", "CANARY-WMV-COMMENT"]))
@@ -90,6 +90,29 @@ final class NoSilentLeakTests: XCTestCase {
     }
 
     /// A location inside iXML is a `location` item inside the chunk, and decides the chunk under `location`.
+    /// A KLV PID leaves the multiplex as null packets and leaves every PMT: ffprobe sees the video alone, and no
+    /// other packet moved (the output has the input's size).
+    func testKLVDataStreamLeavesTheTransportStream() throws {
+        try Tool.require("ffprobe")
+        let input = Fixture.path("leaks/klv-telemetry.ts")
+        let streams = { (path: String) in
+            String(decoding: Tool.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path]).stdout,
+                   as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        // ffprobe lists a stream once per program and once more on its own.
+        let kinds = { (path: String) in Set(streams(path)).sorted() }
+        XCTAssertEqual(kinds(input), ["h264", "klv"], "the fixture must declare a KLV stream")
+        let scan = Run.scan(input, policy: "location")
+        let klv = try XCTUnwrap(scan.findings.first { $0.item.key == "mpegts:data-stream" })
+        XCTAssertEqual(klv.item.category, .location)
+        XCTAssertEqual(klv.disposition, .remove)
+        let output = dir.file("klv.ts")
+        XCTAssertEqual(Run.clean(input, to: output, policy: "location").status, .cleaned)
+        XCTAssertEqual(kinds(output), ["h264"])
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int,
+                       try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int)
+    }
+
     func testIXMLLocationIsItemisedAndDecidesTheChunk() throws {
         let report = Run.scan(Fixture.path("leaks/bwf-ixml.wav"), policy: "location")
         let ixml = try XCTUnwrap(report.findings.firstIndex { $0.item.key == "riff:iXML" })

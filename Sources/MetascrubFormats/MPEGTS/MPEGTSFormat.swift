@@ -9,13 +9,18 @@ public struct MPEGTSLayout: Sendable {
     var mutable: [Range<Int64>] = []
     var packetSize = 188
     var packets = 0
+    /// Per data-stream item: its PID and the file offset of each of its packets (the 0x47 byte).
+    var dataStreams: [Int: (pid: Int, packets: [Int64])] = [:]
+    /// Every PMT packet that declares a data stream: its offset and bytes, and where its section starts.
+    var pmtPackets: [(offset: Int64, bytes: [UInt8], sectionStart: Int)] = []
 }
 
 /// MPEG-2 transport streams and Blu-ray/AVCHD M2TS (192-byte packets): H.264 user_data_unregistered SEI
 /// messages (AVCHD MDPM camera data with date, time zone and GPS; encoder option strings) are neutralised in
 /// place with same-length filler that keeps the NAL's emulation prevention valid, so no packet is re-cut and
 /// no timestamp moves; decoding ignores these messages. SDT service and provider names are blanked and the
-/// section CRC recomputed.
+/// section CRC recomputed. Data streams no player shows (KLV telemetry, timed metadata, private data) become null
+/// packets and leave the PMT (`MPEGTSStreamTable`).
 public struct MPEGTSFormat: FormatHandler {
     public init() {}
 
@@ -45,6 +50,13 @@ public struct MPEGTSFormat: FormatHandler {
         var videoPIDs: Set<Int> = []
         var streams: [Int: Stream] = [:]
         var unfixable = 0
+        var dataPIDs: [Int: MPEGTSStreamTable.DataStream] = [:]
+        var pcrPIDs: Set<Int> = []
+        var dataPackets: [Int: [Int64]] = [:]
+        /// Packets of PIDs not yet declared, before the first PMT: a data stream may start before its table.
+        var undeclared: [Int: [Int64]] = [:]
+        var undeclaredCount = 0
+        var sawPMT = false
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
@@ -96,6 +108,7 @@ public struct MPEGTSFormat: FormatHandler {
                 at += Int64(n)
             }
             for pid in streams.keys.sorted() { try endNAL(pid) }
+            try dataStreamItems()
             for (i, n) in counts where n > 1 { found.items[i].detail = (found.items[i].detail ?? "") + ", in \(n) places" }
             if unfixable > 0 {
                 throw MetascrubError.unsupported(format: format, reason: "\(unfixable) SEI user-data messages cannot be neutralised in place")
@@ -104,6 +117,14 @@ public struct MPEGTSFormat: FormatHandler {
 
         mutating func packet(_ b: [UInt8], _ q: Int, offset: Int64) throws {
             let pid = Int(b[q + 1] & 0x1F) << 8 | Int(b[q + 2])
+            if dataPIDs[pid] != nil {
+                dataPackets[pid, default: []].append(offset)
+                return
+            }
+            if !sawPMT, pid > 0x1F, pid != MPEGTSStreamTable.nullPID, !pmtPIDs.contains(pid), undeclaredCount < 1 << 16 {
+                undeclared[pid, default: []].append(offset)
+                undeclaredCount += 1
+            }
             let pusi = b[q + 1] & 0x40 != 0
             let afc = (b[q + 3] >> 4) & 3
             var o = q + 4
@@ -121,12 +142,24 @@ public struct MPEGTSFormat: FormatHandler {
             } else if pmtPIDs.contains(pid) && pusi {
                 try psi(b, o, q, offset: offset) { s, lo, hi in
                     guard s[lo] == 0x02, lo + 12 <= hi else { return }
+                    sawPMT = true
+                    pcrPIDs.insert(Int(s[lo + 8] & 0x1F) << 8 | Int(s[lo + 9]))
+                    var declaresData = false
                     var i = lo + 12 + (Int(s[lo + 10] & 0x0F) << 8 | Int(s[lo + 11]))
                     while i + 5 <= hi {
                         let type = s[i]
                         let es = Int(s[i + 1] & 0x1F) << 8 | Int(s[i + 2])
+                        let next = i + 5 + (Int(s[i + 3] & 0x0F) << 8 | Int(s[i + 4]))
                         if type == 0x1B { videoPIDs.insert(es) }
-                        i += 5 + (Int(s[i + 3] & 0x0F) << 8 | Int(s[i + 4]))
+                        if let data = MPEGTSStreamTable.dataStream(type: type, descriptors: s[(i + 5)..<min(next, hi)]) {
+                            dataPIDs[es] = data
+                            declaresData = true
+                        }
+                        i = next
+                    }
+                    if declaresData {
+                        layout.pmtPackets.append((offset, Array(s), lo - q))
+                        layout.mutable.append(offset..<offset + 188)
                     }
                 }
             } else if pid == 0x11 && pusi {
@@ -138,6 +171,24 @@ public struct MPEGTSFormat: FormatHandler {
                     start = o + 9 + Int(b[o + 8])
                 }
                 if start < q + 188 { try es(pid, b, start, q + 188, base: offset - Int64(q)) }
+            }
+        }
+
+        /// One item per data stream that has packets; each of its packets becomes a null packet when it goes.
+        mutating func dataStreamItems() throws {
+            for (pid, early) in undeclared where dataPIDs[pid] != nil {
+                dataPackets[pid] = early + (dataPackets[pid] ?? [])
+            }
+            for pid in dataPackets.keys.sorted() {
+                guard let data = dataPIDs[pid], let packets = dataPackets[pid], let first = packets.first else { continue }
+                guard !pcrPIDs.contains(pid) else {
+                    throw MetascrubError.unsupported(format: format, reason: "the program clock is carried on the PID of a data stream (0x\(String(pid, radix: 16)))")
+                }
+                let idx = found.add("mpegts:data-stream", data.category, location: "PID 0x\(String(pid, radix: 16))", offset: first,
+                                    length: Int64(packets.count * 188), detail: "\(data.name), \(packets.count) packets",
+                                    unknown: data.unknown)
+                layout.dataStreams[idx] = (pid, packets)
+                layout.mutable += packets.map { $0..<$0 + 188 }
             }
         }
 
@@ -306,6 +357,17 @@ public struct MPEGTSFormat: FormatHandler {
         var seen = Set<Int64>()
         for i in removed.sorted() {
             for p in layout.patches[i] ?? [] where seen.insert(p.offset).inserted { patches.add(p.offset, p.bytes) }
+        }
+        let gone = Set(removed.compactMap { layout.dataStreams[$0]?.pid })
+        if !gone.isEmpty {
+            for i in removed.sorted() {
+                for at in layout.dataStreams[i]?.packets ?? [] { patches.add(at, MPEGTSStreamTable.nullPacket) }
+            }
+            for pmt in layout.pmtPackets {
+                if let rewritten = MPEGTSStreamTable.pmt(pmt.bytes, sectionStart: pmt.sectionStart, removing: gone) {
+                    patches.add(pmt.offset, rewritten)
+                }
+            }
         }
         // A kept SDT name in a section whose other name goes: the whole packet (one CRC) is rewritten, so both go.
         return try SameOffset.write(patches, format: Self.format, from: input, to: output, note: Note(.info, code: "sei-neutralised",
