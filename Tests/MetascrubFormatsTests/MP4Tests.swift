@@ -20,7 +20,7 @@ final class MP4Tests: XCTestCase {
         "MatrixStructure", "PreviewTime", "PreviewDuration", "PosterTime", "SelectionTime", "SelectionDuration", "CurrentTime",
         "NextTrackID", "TrackHeaderVersion", "TrackID", "TrackDuration", "TrackLayer", "TrackVolume", "MediaHeaderVersion",
         "MediaTimeScale", "MediaDuration", "MediaLanguageCode", "HandlerType", "HandlerClass", "HandlerVendorID", "HandlerDescription",
-        "GraphicsMode", "OpColor", "CompressorID", "SourceImageWidth", "SourceImageHeight", "XResolution", "YResolution", "BitDepth",
+        "GraphicsMode", "VideoFieldOrder", "OpColor", "CompressorID", "SourceImageWidth", "SourceImageHeight", "XResolution", "YResolution", "BitDepth",
         "PixelAspectRatio", "BufferSize", "MaxBitrate", "AverageBitrate", "VideoFrameRate", "Balance", "AudioFormat", "AudioChannels",
         "AudioBitsPerSample", "AudioSampleRate", "MediaDataSize", "MediaDataOffset", "ImageSize", "Megapixels", "AvgBitrate", "Rotation",
         "Duration", "ColorProfiles", "ColorPrimaries", "TransferCharacteristics", "MatrixCoefficients", "VideoFullRangeFlag",

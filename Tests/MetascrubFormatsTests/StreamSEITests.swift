@@ -42,6 +42,26 @@ final class StreamSEITests: XCTestCase {
     }
 
     /// Motion-JPEG frames from a still camera each carry EXIF: one item with a count, every block blanked.
+    /// x265's option string in the HEVC decoder configuration (MP4 hvcC, Matroska CodecPrivate): an item where it is,
+    /// gone from the bytes after a clean, the frames unchanged, and a second scan finds nothing.
+    func testX265OptionsInTheDecoderConfigurationAreCleaned() throws {
+        try Tool.require("ffmpeg")
+        for (name, location) in [("mp4/x265-hvcc.mp4", "stsd/hev1/hvcC"), ("video/x265-hvcc.mkv", "/CodecPrivate")] {
+            let input = Fixture.path(name), output = dir.file((name as NSString).lastPathComponent)
+            XCTAssertTrue(Oracle.contains(input, "x265 (build"), "\(name): fixture without the x265 string")
+            let sei = Run.scan(input).findings.filter { $0.item.key == "hevc:sei/encoder-settings" }
+            XCTAssertEqual(sei.count, 1, name)
+            XCTAssertTrue(sei.first?.item.location.hasSuffix(location) ?? false, "\(name): \(sei.first?.item.location ?? "")")
+            XCTAssertEqual(sei.first?.item.category, .software)
+            XCTAssertEqual(Run.clean(input, to: output).status, .cleaned, name)
+            XCTAssertFalse(Oracle.contains(output, "x265 (build"), "\(name): x265 string left")
+            XCTAssertFalse(Oracle.contains(output, "options:"), name)
+            XCTAssertEqual(VideoOracle.frames(input)?.count, 10, name)
+            XCTAssertEqual(VideoOracle.frames(input), VideoOracle.frames(output), "\(name): decoded frames changed")
+            XCTAssertEqual(Run.scan(output).status, .clean, "\(name): not a fixed point")
+        }
+    }
+
     func testMotionJPEGExifIsBlankedInEveryFrame() throws {
         let input = Fixture.path("video/mjpeg-exif.avi"), output = dir.file("mjpeg-exif.avi")
         let exif = Run.scan(input).findings.filter { $0.item.key == "avi:mjpeg/exif" }

@@ -253,6 +253,7 @@ struct MP4Scanner {
                     if ["avc1", "avc3", "hvc1", "hev1"].contains(entry.type) {
                         hevc = entry.type == "hvc1" || entry.type == "hev1"
                         nalLength = try Self.nalLengthSize(body, entryOffset: entry.payloadOffset, hevc: hevc, reader: reader, entry: entry)
+                        if hevc { try scanConfigSEI(entry: entry, track: id) }
                     }
                 }
             }

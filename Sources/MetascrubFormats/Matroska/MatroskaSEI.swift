@@ -12,20 +12,33 @@ extension MatroskaFormat.Scanner {
 
     /// Remembers an H.264/HEVC track's number and NAL length size (from avcC/hvcC in CodecPrivate).
     mutating func noteVideoTrack(_ entry: EBMLElement) throws {
-        var number: UInt64?, codec = "", config: [UInt8] = []
+        var number: UInt64?, codec = "", config: [UInt8] = [], configElement: EBMLElement?
         for c in try EBML.children(input, of: entry, path: "Tracks/TrackEntry") {
             switch c.id {
             case BlockID.trackNumber: number = try EBML.uint(input, c)
             case BlockID.codecID: codec = String(decoding: try EBML.bytes(input, c, limit: 64).prefix { $0 != 0 }, as: UTF8.self)
-            case BlockID.codecPrivate: config = try EBML.bytes(input, c, limit: 64)
+            case BlockID.codecPrivate:
+                config = try EBML.bytes(input, c, limit: SampleSEI.nalLimit)
+                configElement = c
             default: break
             }
         }
         guard let number else { return }
         if codec == "V_MPEG4/ISO/AVC", config.count > 4 {
             layout.nalTracks[number] = (Int(config[4] & 3) + 1, false)
-        } else if codec == "V_MPEGH/ISO/HEVC", config.count > 21 {
+        } else if codec == "V_MPEGH/ISO/HEVC", config.count > 21, let configElement {
             layout.nalTracks[number] = (Int(config[21] & 3) + 1, true)
+            // x265's option string sits in the hvcC record when the encoder wrote global headers.
+            let location = "Tracks/TrackEntry (track \(number))/CodecPrivate"
+            var tally = SampleSEI.Tally()
+            swap(&tally, &seiTally)
+            defer { swap(&tally, &seiTally) }
+            for message in DecoderConfigSEI.messages(hvcC: config, at: configElement.dataOffset) {
+                tally.record(message, track: "\(number)", location: location) {
+                    add(message.key, message.category, configElement, location: location, detail: message.what,
+                        value: message.text, unknown: message.key.hasSuffix("user-data"))
+                }
+            }
         }
     }
 
