@@ -9,7 +9,7 @@ extension RawTIFFScanner.Scanner {
     /// when the policy keeps the note).
     mutating func makerNote(_ note: Range<Int64>, path: String, parent: Int? = nil) throws {
         guard let ifd = try MakerNoteIFD.locate(source, note: note, make: make, order: structure.order) else {
-            notes.append(Note(.warning, code: "makernote-unknown", "maker note of an unlisted layout; it is kept as it is", offset: note.lowerBound))
+            found.note(Note(.warning, code: "makernote-unknown", "maker note of an unlisted layout; it is kept as it is", offset: note.lowerBound))
             return
         }
         // `plain`: the deciphered bytes of a byte field, as exiv2 reads them (see the array case below).
@@ -73,15 +73,15 @@ extension RawTIFFScanner.Scanner {
                     action = .blank(where_)
                 }
             }
-            add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
-                value: options.includeValues ? ValueText.render(value[...]) : nil, parent: parent, action: action)
-            if let parent { layout.partOf[items.count - 1] = parent }
+            let item = add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
+                           value: options.includeValues ? ValueText.render(value[...]) : nil, parent: parent, action: action)
+            if let parent { layout.partOf[item] = parent }
         }
         if ifd.vendor == "Canon" {
             try canonMakerNoteFields(ifd.entries, ifd: ifd.offset, order: ifd.order, path: path, named: false, parent: parent)
         }
         if !unlocated.isEmpty, parent != nil {
-            notes.append(Note(.warning, code: "makernote-unlocated",
+            found.note(Note(.warning, code: "makernote-unlocated",
                               "identifying maker-note fields cannot be located for blanking in place (\(Set(unlocated).sorted().joined(separator: ", "))); they go only with the whole maker note",
                               offset: note.lowerBound))
         } else if !unlocated.isEmpty {

@@ -57,22 +57,27 @@ enum RawTIFFScanner {
 
     struct Scanner {
         let source: any ByteSource
-        let options: ScanOptions
+        var found: ItemCollector
         var layout: RawTIFFLayout
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
         var visited = Set<Int64>()
         var make = ""
         var makerNotes: [(range: Range<Int64>, ifd: Int64, path: String)] = []
         /// A DNG carries everything a converter needs in DNG tags, so its maker note can go whole.
         var isDNG = false
         var structure: TIFFStructure { layout.structure }
+        var options: ScanOptions { found.options }
+
+        init(source: any ByteSource, options: ScanOptions, layout: RawTIFFLayout) {
+            self.source = source
+            self.found = ItemCollector(options)
+            self.layout = layout
+        }
 
         mutating func run() throws {
             var offset = structure.firstIFD
             var index = 0
             while offset != 0 {
-                let ifd = try structure.readIFD(source, at: offset, path: "IFD\(index)", visited: &visited, notes: &notes)
+                let ifd = try structure.readIFD(source, at: offset, path: "IFD\(index)", visited: &visited, notes: &found.notes)
                 if index == 0 { isDNG = ifd.entry(0xC612) != nil }
                 if index == 0, let entry = ifd.entry(0x010F) {
                     make = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
@@ -84,20 +89,22 @@ enum RawTIFFScanner {
             for note in makerNotes {
                 var parent: Int?
                 if isDNG {
-                    add("exif:MakerNote", .device, location: note.path, range: note.range, detail: "maker note of a DNG, \(note.range.count) bytes",
-                        action: .drop(ifd: note.ifd, tag: RawTIFFScanner.makerNoteTag, zero: [note.range]))
-                    parent = items.count - 1
+                    parent = add("exif:MakerNote", .device, location: note.path, range: note.range,
+                                 detail: "maker note of a DNG, \(note.range.count) bytes",
+                                 action: .drop(ifd: note.ifd, tag: RawTIFFScanner.makerNoteTag, zero: [note.range]))
                 }
                 try makerNote(note.range, path: note.path, parent: parent)
             }
         }
 
+        /// Adds one item and how the in-place clean removes it; returns its index.
+        @discardableResult
         mutating func add(_ key: String, _ category: Category, location: String, range: Range<Int64>?, value: String? = nil,
-                          detail: String? = nil, parent: Int? = nil, action: RawTIFFLayout.Action?) {
-            items.append(MetadataItem(key: key, category: category, location: location, offset: range?.lowerBound,
-                                      length: range.map { Int64($0.count) }, value: options.includeValues ? value : nil,
-                                      detail: detail, parent: parent))
-            if let action { layout.actions[items.count - 1] = action }
+                          detail: String? = nil, parent: Int? = nil, action: RawTIFFLayout.Action?) -> Int {
+            let index = found.add(key, category, location: location, offset: range?.lowerBound, length: range.map { Int64($0.count) },
+                                  value: value, detail: detail, parent: parent)
+            if let action { layout.actions[index] = action }
+            return index
         }
 
         func range(_ entry: TIFFStructure.Entry) -> Range<Int64> { entry.valueOffset..<entry.valueOffset + entry.byteCount }
@@ -119,29 +126,27 @@ enum RawTIFFScanner {
                 switch entry.tag {
                 case TIFFScanner.exifIFDTag:
                     if let at = try structure.integers(source, entry)?.first {
-                        try exifIFD(try structure.readIFD(source, at: Int64(at), path: "\(path)/ExifIFD", visited: &visited, notes: &notes),
+                        try exifIFD(try structure.readIFD(source, at: Int64(at), path: "\(path)/ExifIFD", visited: &visited, notes: &found.notes),
                                     path: "\(path)/ExifIFD")
                     }
                 case TIFFScanner.gpsIFDTag:
                     try gps(ifd, entry, path: "\(path)/GPS")
                 case TIFFScanner.subIFDsTag:
                     for (k, at) in (try structure.integers(source, entry) ?? []).enumerated() {
-                        try image(try structure.readIFD(source, at: Int64(at), path: "\(path)/SubIFD\(k)", visited: &visited, notes: &notes),
+                        try image(try structure.readIFD(source, at: Int64(at), path: "\(path)/SubIFD\(k)", visited: &visited, notes: &found.notes),
                                   path: "\(path)/SubIFD\(k)")
                     }
                 case TIFFScanner.xmpTag where entry.byteCount <= TIFFScanner.parseLimit:
                     let packet = try structure.bytes(source, entry)
-                    let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: entry.valueOffset, options: options,
-                                                into: &items, notes: &notes)
+                    let keys = found.xmp(packet, location: "\(location)/XMP", origin: entry.valueOffset)
                     layout.xmp.append(.init(ifd: ifd.offset, tag: entry.tag, value: range(entry), packet: packet, keys: keys))
                 case let tag where path == "IFD0" && RawTIFFScanner.decoderTags[tag] != nil:
                     if tag == 0xC614, isDNG {
-                        add("exif:UniqueCameraModel", .device, location: location, range: range(entry), value: text(entry), action: nil)
-                        layout.required[items.count - 1] = RawTIFFScanner.uniqueCameraModelReason
+                        let item = add("exif:UniqueCameraModel", .device, location: location, range: range(entry), value: text(entry), action: nil)
+                        layout.required[item] = RawTIFFScanner.uniqueCameraModelReason
                     } else {
-                        add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry), value: text(entry),
-                            action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
-                        layout.decoderItems.insert(items.count - 1)
+                        layout.decoderItems.insert(add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry),
+                                                       value: text(entry), action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry))))
                     }
                 case jpgFromRawTag where path == "IFD0":
                     try embeddedJPEG(range(entry), path: "\(location)/JpgFromRaw")
@@ -149,14 +154,16 @@ enum RawTIFFScanner {
                     var (key, category) = name(tag, directory: .ifd0)
                     if tag == TIFFScanner.iptcTag { (key, category) = ("iptc:block", .content) }
                     if tag == TIFFScanner.photoshopTag { (key, category) = ("photoshop:resources", .content) }
-                    add(key, category, location: location, range: range(entry), value: text(entry),
-                        action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
-                    if tag == 0xC634 { try dngPrivateMakerNote(range(entry), path: location, parent: items.count - 1) }
+                    let parent = add(key, category, location: location, range: range(entry), value: text(entry),
+                                     action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
+                    if tag == 0xC634 { try dngPrivateMakerNote(range(entry), path: location, parent: parent) }
                     if tag == TIFFScanner.iptcTag || tag == TIFFScanner.photoshopTag, entry.byteCount <= TIFFScanner.parseLimit {
-                        let parent = items.count - 1, first = items.count
-                        PhotoshopItems.itemise(irbOrIPTC: try structure.bytes(source, entry), origin: entry.valueOffset, location: location,
-                                               options: options, into: &items, notes: &notes)
-                        for i in first..<items.count where items[i].parent == nil { items[i].parent = parent }
+                        let first = found.next, block = try structure.bytes(source, entry), options = options
+                        found.lists { items, notes in
+                            PhotoshopItems.itemise(irbOrIPTC: block, origin: entry.valueOffset, location: location, options: options,
+                                                   into: &items, notes: &notes)
+                        }
+                        for i in first..<found.next where found.items[i].parent == nil { found.items[i].parent = parent }
                     }
                 default:
                     continue
@@ -183,7 +190,7 @@ enum RawTIFFScanner {
                     guard options.tolerateDamage else {
                         throw MetascrubError.malformed(format: "camera raw", path: "\(path) image data", offset: Int64(clamping: first), reason: what)
                     }
-                    notes.append(Note(.warning, code: "damaged-input", "damaged input: \(what)", offset: Int64(clamping: first)))
+                    found.note(Note(.warning, code: "damaged-input", "damaged input: \(what)", offset: Int64(clamping: first)))
                     layout.truncated = true
                 }
             }
@@ -214,11 +221,10 @@ enum RawTIFFScanner {
         /// The GPS IFD goes whole: its pointer entry out, its table and values zeroed.
         mutating func gps(_ owner: TIFFStructure.IFD, _ pointer: TIFFStructure.Entry, path: String) throws {
             guard let at = try structure.integers(source, pointer)?.first else { return }
-            let ifd = try structure.readIFD(source, at: Int64(at), path: path, visited: &visited, notes: &notes)
+            let ifd = try structure.readIFD(source, at: Int64(at), path: path, visited: &visited, notes: &found.notes)
             let table = ifd.offset..<ifd.offset + 2 + Int64(ifd.entries.count) * 12 + 4
-            add("exif:GPSInfo", .location, location: path, range: table, detail: "GPS IFD, \(ifd.entries.count) entries",
-                action: .drop(ifd: owner.offset, tag: pointer.tag, zero: [table] + ifd.entries.flatMap(outOfLine)))
-            let parent = items.count - 1
+            let parent = add("exif:GPSInfo", .location, location: path, range: table, detail: "GPS IFD, \(ifd.entries.count) entries",
+                             action: .drop(ifd: owner.offset, tag: pointer.tag, zero: [table] + ifd.entries.flatMap(outOfLine)))
             for entry in ifd.entries {
                 let key = ExifTagNames.name(tag: entry.tag, ifd: .gps) ?? String(format4hex: entry.tag)
                 add("exif:\(key)", .location, location: "\(path)/\(String(format4hex: entry.tag))", range: range(entry), value: text(entry),
@@ -236,27 +242,27 @@ enum RawTIFFScanner {
         /// Metadata segments (APP1–APP15 except ICC and Adobe, COM) of a JPEG kept inside the raw (previews,
         /// thumbnails, RW2's JpgFromRaw): blanked in place, so the preview still decodes and keeps its size.
         mutating func embeddedJPEG(_ block: Range<Int64>, path: String) throws {
-            try EmbeddedJPEG.itemise(source, block, path: path, into: &items, layout: &layout)
+            try EmbeddedJPEG.itemise(source, block, path: path, into: &found, layout: &layout)
         }
     }
 
     static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
         var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: try structure(source)))
         try scanner.run()
-        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+        return scanner.found.result(scanner.layout)
     }
 }
 
 extension RawTIFFScanner.Scanner {
     /// Hands what this scan of a TIFF inside another container (read through a window starting at `base`) found
     /// to the outer scan: offsets moved by `base`, parents and actions by the outer item count.
-    func merge(into items: inout [MetadataItem], notes: inout [Note], layout: inout RawTIFFLayout, at base: Int64) {
-        notes += self.notes
-        let first = items.count
-        for var item in self.items {
+    func merge(into outer: inout ItemCollector, layout: inout RawTIFFLayout, at base: Int64) {
+        outer.notes += found.notes
+        let first = outer.next
+        for var item in found.items {
             item.offset = item.offset.map { $0 + base }
             item.parent = item.parent.map { $0 + first }
-            items.append(item)
+            outer.items.append(item)
         }
         layout.absorb(self.layout.shifted(by: base, items: first))
     }
