@@ -78,7 +78,8 @@ let package = Package(
         .target(name: "MetascrubNative", dependencies: ["MetascrubCore", "CExif", "CTurboJPEG", "CExiv2Bridge", "CRawBridge", "CPNG", "CHeif", "CJXLLoader", "CWebP", "CZlib", "CDeflate", "CTIFFBridge", "CJPEGStream"]),
 
         // One reader/remuxer per container format, and the registry table that lists them.
-        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge"]),
+        // CNettle: SHA-256 keys of `RawDecodeMemo` (a raw's decode is reused by its digest).
+        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge", "CNettle"]),
 
         // The pipeline: walk, detect, scan, decide, clean, verify, write atomically, report; and the workflows
         // around it (Workflow/: folders, config, progress, stdin/stdout; Git/: staged files and the hook).

@@ -11,88 +11,77 @@ enum CR3Scanner {
     static let canonUUID: [UInt8] = [0x85, 0xC0, 0xB6, 0x87, 0x82, 0x0F, 0x11, 0xE0, 0x81, 0x11, 0xF4, 0xCE, 0x46, 0x2B, 0x6A, 0x48]
     static let xmpUUID: [UInt8] = [0xBE, 0x7A, 0xCF, 0xCB, 0x97, 0xA9, 0x42, 0xE8, 0x9C, 0x71, 0x99, 0x94, 0x91, 0xE3, 0xAF, 0xAC]
     static let previewUUID: [UInt8] = [0xEA, 0xF4, 0x2B, 0x5E, 0x1C, 0x98, 0x4B, 0x88, 0xB9, 0xFB, 0xB7, 0xDC, 0x40, 0x6E, 0x4D, 0x16]
-    struct Box {
-        var type: String
-        var offset: Int64
-        var header: Int64
-        var end: Int64
-        var uuid: [UInt8]?
-        var payload: Range<Int64> { offset + header..<end }
-    }
-
     struct Scanner {
         let source: any ByteSource
-        let options: ScanOptions
+        let reader: BoxReader
+        var found: ItemCollector
         var layout: RawTIFFLayout
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
 
-        /// Boxes of `range`. A box running past the end of the file is cut there with a `damaged input` note
-        /// (its bytes are copied as they are); one running past its container is an error.
-        mutating func boxes(_ range: Range<Int64>, path: String) throws -> [Box] {
-            var result: [Box] = []
-            var at = range.lowerBound
-            while at + 8 <= range.upperBound {
-                let head = try source.read(at: at, count: min(32, Int(range.upperBound - at)))
-                var size = Int64(BigEndian.u32(head, 0)), header: Int64 = 8
-                let type = String(decoding: head[4..<8], as: UTF8.self)
-                if size == 1, head.count >= 16 { size = Int64(clamping: TIFFStructure.u64(.big, head, 8)); header = 16 }
-                if size == 0 { size = range.upperBound - at }
-                var uuid: [UInt8]?
-                if type == "uuid", head.count >= Int(header) + 16 { uuid = Array(head[Int(header)..<Int(header) + 16]); header += 16 }
-                guard size >= header else {
-                    throw MetascrubError.malformed(format: "CR3", path: "\(path)/\(type)", offset: at, reason: "box smaller than its header")
-                }
-                // Compared before adding: a 64-bit size near 2^63 must not overflow.
-                var end = size > source.size - at ? source.size + 1 : at + size
-                if end > source.size {
-                    notes.append(Note(.warning, code: "damaged-input",
-                                      "damaged input: \(path)/\(type) at offset \(at) runs past the end of the file; its bytes are copied as they are",
-                                      offset: at))
-                    end = source.size
-                    // The sensor data cut: LibRaw would decode bytes that are not there (`RawTIFFLayout.truncated`).
-                    if type == "mdat" { layout.truncated = true }
-                } else if end > range.upperBound {
-                    throw MetascrubError.malformed(format: "CR3", path: "\(path)/\(type)", offset: at, reason: "box runs past its container")
-                }
-                result.append(Box(type: type, offset: at, header: header, end: end, uuid: uuid))
-                at = end
+        init(source: any ByteSource, options: ScanOptions, layout: RawTIFFLayout) {
+            self.source = source
+            self.reader = BoxReader(source, format: "CR3")
+            self.found = ItemCollector(options)
+            self.layout = layout
+        }
+
+        /// The boxes tiling `range` (`BoxReader`). A box running past the end of the file is cut there with a
+        /// `damaged input` note (its bytes are copied as they are; under `damaged: refuse` it is an error), and when
+        /// it is `mdat` the sensor data counts as cut (`RawTIFFLayout.truncated`); one running past its container
+        /// is an error.
+        mutating func boxes(in range: Range<Int64>, path: String, depth: Int) throws -> [Box] {
+            do {
+                return try reader.boxes(in: range, parentPath: path, depth: depth).boxes
+            } catch let error as MetascrubError {
+                guard case .truncated(_, _, let at, _) = error, found.options.tolerateDamage, range.contains(at),
+                      var cut = try reader.header(at: at, containerEnd: .max, parentPath: path, topLevel: false) else { throw error }
+                let before = try reader.boxes(in: range.lowerBound..<at, parentPath: path, depth: depth).boxes
+                cut.size = source.size - at
+                found.note(Note(.warning, code: "damaged-input",
+                                "damaged input: \(cut.path) at offset \(at) runs past the end of the file; its bytes are copied as they are",
+                                offset: at))
+                // The sensor data cut: LibRaw would decode bytes that are not there (`RawTIFFLayout.truncated`).
+                if cut.type == "mdat" { layout.truncated = true }
+                return before + [cut]
             }
-            return result
+        }
+
+        /// The children of `box` (see `boxes(in:)`).
+        mutating func children(of box: Box, depth: Int) throws -> [Box] {
+            try boxes(in: box.payloadRange, path: box.path, depth: depth)
         }
 
         mutating func run() throws {
-            for box in try boxes(0..<source.size, path: "") {
-                switch (box.type, box.uuid) {
+            for box in try boxes(in: 0..<source.size, path: "", depth: 0) {
+                switch (box.type, box.extendedType) {
                 case ("moov", _): try movie(box)
                 case ("uuid", let u?) where u == CR3Scanner.xmpUUID: try xmp(box)
                 case ("uuid", let u?) where u == CR3Scanner.previewUUID:
                     // 8 bytes of Canon fields, then the PRVW box.
-                    for child in try boxes(min(box.payload.lowerBound + 8, box.end)..<box.end, path: "uuid") where child.type == "PRVW" {
+                    for child in try boxes(in: min(box.payloadOffset + 8, box.end)..<box.end, path: box.path, depth: 1) where child.type == "PRVW" {
                         try jpeg(in: child, path: "PRVW")
                     }
-                case ("mdat", _): layout.imageData.append(box.payload)
+                case ("mdat", _): layout.imageData.append(box.payloadRange)
                 default: continue
                 }
             }
         }
 
         mutating func movie(_ moov: Box) throws {
-            for box in try boxes(moov.payload, path: "moov") {
+            for box in try children(of: moov, depth: 1) {
                 switch box.type {
                 case "mvhd": try headerTimes(box, path: "moov/mvhd")
                 case "trak":
-                    for t in try boxes(box.payload, path: "moov/trak") {
+                    for t in try children(of: box, depth: 2) {
                         if t.type == "tkhd" { try headerTimes(t, path: "moov/trak/tkhd") }
                         if t.type == "mdia" {
-                            for m in try boxes(t.payload, path: "moov/trak/mdia") {
+                            for m in try children(of: t, depth: 3) {
                                 if m.type == "mdhd" { try headerTimes(m, path: "moov/trak/mdia/mdhd") }
                                 if m.type == "minf" { try timedMetadata(m) }
                             }
                         }
                     }
-                case "uuid" where box.uuid == CR3Scanner.canonUUID:
-                    for child in try boxes(box.payload, path: "moov/uuid") {
+                case "uuid" where box.extendedType == CR3Scanner.canonUUID:
+                    for child in try children(of: box, depth: 2) {
                         switch child.type {
                         case "CMT1", "CMT2", "CMT3", "CMT4": try tiff(child)
                         case "THMB": try jpeg(in: child, path: "moov/uuid/THMB")
@@ -107,11 +96,11 @@ enum CR3Scanner {
         /// The CTMD track's records of type 1 (the capture time of each frame), blanked where they are. The
         /// other records (exposure, lens, colour data the converter may read) stay.
         mutating func timedMetadata(_ minf: Box) throws {
-            guard let stbl = try boxes(minf.payload, path: "minf").first(where: { $0.type == "stbl" }) else { return }
-            let table = try boxes(stbl.payload, path: "stbl")
-            func payload(_ type: String) throws -> [UInt8]? {
-                guard let b = table.first(where: { $0.type == type }), b.payload.count <= 16 << 20 else { return nil }
-                return try source.read(at: b.payload.lowerBound, count: Int(b.payload.count))
+            guard let stbl = try children(of: minf, depth: 5).first(where: { $0.type == "stbl" }) else { return }
+            let table = try children(of: stbl, depth: 6)
+            func payload(_ type: FourCC) throws -> [UInt8]? {
+                guard let b = table.first(where: { $0.type == type }), b.payloadSize <= 16 << 20 else { return nil }
+                return try reader.payload(of: b)
             }
             guard let stsd = try payload("stsd"), stsd.count >= 16, String(decoding: stsd[12..<16], as: UTF8.self) == "CTMD",
                   let stsz = try payload("stsz"), stsz.count >= 12, let stsc = try payload("stsc"), stsc.count >= 8 else { return }
@@ -144,7 +133,7 @@ enum CR3Scanner {
         }
 
         mutating func beyondEnd(_ offset: Int64) {
-            notes.append(Note(.warning, code: "damaged-input",
+            found.note(Note(.warning, code: "damaged-input",
                               "damaged input: a CTMD sample at offset \(offset) lies beyond the end of the file; it is copied as it is",
                               offset: offset))
         }
@@ -159,9 +148,9 @@ enum CR3Scanner {
                 if (7...9).contains(type) { try exifInfo(data) }
                 if type == 1, bytes[at + 12..<at + size].contains(where: { $0 != 0 }) {
                     layout.holes.append(data)
-                    items.append(MetadataItem(key: "ctmd:TimeStamp", category: .time, location: "CTMD/record type 1", offset: data.lowerBound,
-                                              length: Int64(data.count), detail: "capture time of a frame in the CTMD track"))
-                    layout.actions[items.count - 1] = .blank(data)
+                    let item = found.add("ctmd:TimeStamp", .time, data, location: "CTMD/record type 1",
+                                         detail: "capture time of a frame in the CTMD track")
+                    layout.actions[item] = .blank(data)
                 }
                 at += size
             }
@@ -177,7 +166,7 @@ enum CR3Scanner {
                 guard length >= 16, at + length <= data.upperBound, tag == 0x8769 || tag == 0x927C else { return }
                 let window = WindowSource(source, at + 8..<at + length)
                 guard let structure = try? RawTIFFScanner.structure(window) else { return }
-                var inner = RawTIFFScanner.Scanner(source: window, options: options, layout: RawTIFFLayout(structure: structure))
+                var inner = RawTIFFScanner.Scanner(source: window, options: found.options, layout: RawTIFFLayout(structure: structure))
                 let path = tag == 0x8769 ? "CTMD/ExifIFD" : "CTMD/MakerNote"
                 // Camera-written records end their IFD without the next-IFD offset, so both are read entry by entry.
                 if tag == 0x927C {
@@ -192,53 +181,51 @@ enum CR3Scanner {
                     }
                 }
                 // The record lies in the media data, which is otherwise compared byte for byte.
-                if !inner.items.isEmpty { layout.holes.append(window.range) }
-                inner.merge(into: &items, notes: &notes, layout: &layout, at: window.range.lowerBound)
+                if !inner.found.items.isEmpty { layout.holes.append(window.range) }
+                inner.merge(into: &found, layout: &layout, at: window.range.lowerBound)
                 at += length
             }
         }
 
         /// Creation and modification times of a movie, track or media header (version 0: 32-bit, 1: 64-bit).
         mutating func headerTimes(_ box: Box, path: String) throws {
-            guard box.payload.count >= 4 else { return }
-            let version = try source.read(at: box.payload.lowerBound, count: 1)[0]
+            guard box.payloadSize >= 4 else { return }
+            let version = try source.read(at: box.payloadOffset, count: 1)[0]
             let width: Int64 = version == 1 ? 8 : 4
-            let times = box.payload.lowerBound + 4..<box.payload.lowerBound + 4 + 2 * width
+            let times = box.payloadOffset + 4..<box.payloadOffset + 4 + 2 * width
             guard times.upperBound <= box.end, try source.read(at: times.lowerBound, count: Int(times.count)).contains(where: { $0 != 0 }) else { return }
-            items.append(MetadataItem(key: "quicktime:CreateDate", category: .time, location: path, offset: times.lowerBound,
-                                      length: Int64(times.count), detail: "creation and modification times"))
-            layout.actions[items.count - 1] = .blank(times)
+            layout.actions[found.add("quicktime:CreateDate", .time, times, location: path, detail: "creation and modification times")] = .blank(times)
         }
 
         mutating func xmp(_ box: Box) throws {
-            guard box.payload.count <= TIFFScanner.parseLimit else { return }
-            let packet = try source.read(at: box.payload.lowerBound, count: Int(box.payload.count))
+            guard box.payloadSize <= TIFFScanner.parseLimit else { return }
+            let packet = try reader.payload(of: box)
             guard packet.contains(where: { $0 != 0x20 && $0 != 0 }) else { return }
-            let keys = XMPItems.itemise(packet: packet, location: "uuid(XMP)", origin: box.payload.lowerBound, options: options,
-                                        into: &items, notes: &notes)
+            let keys = found.xmp(packet, location: "uuid(XMP)", origin: box.payloadOffset)
             // An emptied packet itemises as one structural "xmp:packet": nothing left to remove.
-            if keys.count == 1, let only = keys.first, items[only.key].key == "xmp:packet", items[only.key].category == .structure {
-                items.removeLast()
+            if keys.count == 1, let only = keys.first, found.items[only.key].key == "xmp:packet", found.items[only.key].category == .structure {
+                found.items.removeLast()
                 return
             }
-            layout.xmp.append(.init(ifd: nil, tag: 0, value: box.payload, packet: packet, keys: keys))
+            layout.xmp.append(.init(ifd: nil, tag: 0, value: box.payloadRange, packet: packet, keys: keys))
         }
 
         mutating func jpeg(in box: Box, path: String) throws {
-            let head = try source.read(at: box.payload.lowerBound, count: Int(min(48, box.payload.count)))
+            let head = try source.read(at: box.payloadOffset, count: Int(min(48, box.payloadSize)))
             guard let start = (0..<max(0, head.count - 1)).first(where: { head[$0] == 0xFF && head[$0 + 1] == 0xD8 }) else { return }
-            let block = box.payload.lowerBound + Int64(start)..<box.end
+            let block = box.payloadOffset + Int64(start)..<box.end
             layout.imageData.append(block)
-            try EmbeddedJPEG.itemise(source, block, path: path, into: &items, layout: &layout)
+            try EmbeddedJPEG.itemise(source, block, path: path, into: &found, layout: &layout)
         }
 
         /// One CMT box: a TIFF counted from the box payload, scanned through a window.
         mutating func tiff(_ box: Box) throws {
-            let window = WindowSource(source, box.payload)
-            var inner = RawTIFFScanner.Scanner(source: window, options: options, layout: RawTIFFLayout(structure: try RawTIFFScanner.structure(window)))
+            let window = WindowSource(source, box.payloadRange)
+            var inner = RawTIFFScanner.Scanner(source: window, options: found.options,
+                                               layout: RawTIFFLayout(structure: try RawTIFFScanner.structure(window)))
             if box.type == "CMT1" { try inner.run() }
             let ifd0 = box.type == "CMT1" ? nil
-                : try inner.structure.readIFD(window, at: inner.structure.firstIFD, path: box.type, visited: &inner.visited, notes: &inner.notes)
+                : try inner.structure.readIFD(window, at: inner.structure.firstIFD, path: "\(box.type)", visited: &inner.visited, notes: &inner.found.notes)
             switch (box.type, ifd0) {
             case (_, nil): break
             case ("CMT2", let ifd0?): try inner.exifIFD(ifd0, path: "CMT2")
@@ -252,7 +239,7 @@ enum CR3Scanner {
                                                                       order: inner.structure.order))
                 }
             }
-            inner.merge(into: &items, notes: &notes, layout: &layout, at: box.payload.lowerBound)
+            inner.merge(into: &found, layout: &layout, at: box.payloadOffset)
         }
     }
 
@@ -268,6 +255,6 @@ enum CR3Scanner {
         let placeholder = TIFFStructure(order: .little, isBig: false, fileSize: source.size, firstIFD: 0)
         var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: placeholder))
         try scanner.run()
-        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+        return scanner.found.result(scanner.layout)
     }
 }

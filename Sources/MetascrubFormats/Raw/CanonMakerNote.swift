@@ -30,8 +30,8 @@ extension RawTIFFScanner.Scanner {
             try source.read(at: range.lowerBound, count: Int(range.count)).contains { $0 != 0 }
         }
         func list(_ key: String, _ category: Category, _ field: String, _ range: Range<Int64>, _ action: RawTIFFLayout.Action) {
-            add(key, category, location: "\(path)/\(field)", range: range, parent: parent, action: action)
-            if let parent { layout.partOf[items.count - 1] = parent }
+            let item = add(key, category, location: "\(path)/\(field)", range: range, parent: parent, action: action)
+            if let parent { layout.partOf[item] = parent }
         }
         for entry in entries {
             if named, entry.tag == CanonMakerNote.cameraSettingsTag, entry.value.count >= 46 {

@@ -13,18 +13,17 @@ enum EmbeddedJPEG {
     /// The one itemiser of an embedded JPEG's metadata segments for every raw container: each segment is a
     /// `preview:APPn` (or `preview:COM`) item, blanked in place, a declared hole in the JPEG that is otherwise
     /// compared byte for byte.
-    static func itemise(_ source: any ByteSource, _ block: Range<Int64>, path: String, into items: inout [MetadataItem],
+    static func itemise(_ source: any ByteSource, _ block: Range<Int64>, path: String, into found: inout ItemCollector,
                         layout: inout RawTIFFLayout) throws {
-        for segment in try metadataSegments(source, block) { itemise(segment, path: path, into: &items, layout: &layout) }
+        for segment in try metadataSegments(source, block) { itemise(segment, path: path, into: &found, layout: &layout) }
     }
 
     /// One segment, for a caller that itemises some segments itself (RAF's APP1 EXIF, scanned inside).
-    static func itemise(_ segment: Segment, path: String, into items: inout [MetadataItem], layout: inout RawTIFFLayout) {
+    static func itemise(_ segment: Segment, path: String, into found: inout ItemCollector, layout: inout RawTIFFLayout) {
         layout.holes.append(segment.payload)
-        items.append(MetadataItem(key: "preview:\(segment.name)", category: .embedded, location: "\(path)/\(segment.name)",
-                                  offset: segment.payload.lowerBound, length: Int64(segment.payload.count),
-                                  detail: "\(segment.name) segment of an embedded JPEG, \(segment.payload.count) bytes"))
-        layout.actions[items.count - 1] = .blank(segment.payload)
+        let item = found.add("preview:\(segment.name)", .embedded, segment.payload, location: "\(path)/\(segment.name)",
+                             detail: "\(segment.name) segment of an embedded JPEG, \(segment.payload.count) bytes")
+        layout.actions[item] = .blank(segment.payload)
     }
 
     static func metadataSegments(_ source: any ByteSource, _ block: Range<Int64>) throws -> [Segment] {

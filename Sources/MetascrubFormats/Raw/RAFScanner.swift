@@ -13,14 +13,15 @@ enum RAFScanner {
         guard head.starts(with: signature) else {
             throw MetascrubError.malformed(format: "RAF", path: "header", offset: 0, reason: "no FUJIFILMCCD-RAW signature")
         }
-        func block(_ at: Int, _ what: String, notes: inout [Note]) throws -> Range<Int64>? {
+        var found = ItemCollector(options)
+        func block(_ at: Int, _ what: String, into found: inout ItemCollector) throws -> Range<Int64>? {
             let offset = Int64(BigEndian.u32(head, at)), length = Int64(BigEndian.u32(head, at + 4))
             guard length > 0 else { return nil }
             guard offset <= source.size, length <= source.size - offset else {
                 guard options.tolerateDamage else {
                     throw MetascrubError.truncated(format: "RAF", path: what, offset: offset, needed: offset + length - source.size)
                 }
-                notes.append(Note(.warning, code: "damaged-input",
+                found.note(Note(.warning, code: "damaged-input",
                                   "damaged input: the \(what) at offset \(offset) runs past the end of the file; its bytes are copied as they are",
                                   offset: offset))
                 return offset < source.size ? offset..<source.size : nil
@@ -29,19 +30,15 @@ enum RAFScanner {
         }
         let placeholder = TIFFStructure(order: .big, isBig: false, fileSize: source.size, firstIFD: 0)
         var layout = RawTIFFLayout(structure: placeholder)
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
         for (at, what) in [(92, "CFA header"), (100, "CFA data")] {
-            let cut = notes.count
-            defer { if notes.count > cut { layout.truncated = true } }
-            if let range = try block(at, what, notes: &notes) {
+            let cut = found.notes.count
+            defer { if found.notes.count > cut { layout.truncated = true } }
+            if let range = try block(at, what, into: &found) {
                 layout.imageData.append(range)
                 if at == 100 { layout.rawData = range }
             }
         }
-        guard let jpeg = try block(84, "embedded JPEG", notes: &notes) else {
-            return ScanResult(items: items, notes: notes, layout: layout)
-        }
+        guard let jpeg = try block(84, "embedded JPEG", into: &found) else { return found.result(layout) }
         layout.imageData.append(jpeg)
         for segment in try EmbeddedJPEG.metadataSegments(source, jpeg) {
             let exif = Array("Exif\0\0".utf8)
@@ -53,11 +50,11 @@ enum RAFScanner {
                 try inner.run()
                 // Every change inside the EXIF is a deliberate hole in the JPEG that is otherwise compared.
                 layout.holes.append(window.range)
-                inner.merge(into: &items, notes: &notes, layout: &layout, at: window.range.lowerBound)
+                inner.merge(into: &found, layout: &layout, at: window.range.lowerBound)
                 continue
             }
-            EmbeddedJPEG.itemise(segment, path: "JPEG", into: &items, layout: &layout)
+            EmbeddedJPEG.itemise(segment, path: "JPEG", into: &found, layout: &layout)
         }
-        return ScanResult(items: items, notes: notes, layout: layout)
+        return found.result(layout)
     }
 }

@@ -40,7 +40,8 @@ enum RawDecodeBisection {
             for patch in patches.patches {
                 bytes.replaceSubrange(Int(patch.offset)..<Int(patch.offset) + patch.bytes.count, with: patch.bytes)
             }
-            return (try? LibRaw.fingerprint(bytes: bytes)) == before
+            // Remembered: the candidate that passes is the output the verification decodes again.
+            return (try? RawDecodeMemo.fingerprint(bytes: bytes)) == before
         }
         if try identical(keeping: []) { return settled }
         // Keeping every removal does not help either: nothing to keep; the verification then says what differs.

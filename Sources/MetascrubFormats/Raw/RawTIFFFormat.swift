@@ -123,15 +123,15 @@ public struct RawTIFFFormat: FormatHandler {
         return ContentCheck(method: method, passed: true, detail: "\(before.width)x\(before.height) sensor data")
     }
 
-    /// LibRaw opens a file by its descriptor's path, so a large raw is not copied into memory. A raw whose image
-    /// data runs past the end of the file is not decoded: LibRaw fills the missing part from whatever memory
-    /// holds (two decodes of the same file differ), so its decode proves nothing; it is undecodable.
+    /// LibRaw opens a file by its descriptor's path, so a large raw is not copied into memory; a decode of the same
+    /// bytes earlier in the process is reused (`RawDecodeMemo`). A raw whose image data runs past the end of the
+    /// file is not decoded: LibRaw fills the missing part from whatever memory holds (two decodes of the same file
+    /// differ), so its decode proves nothing; it is undecodable.
     static func fingerprint(_ source: any ByteSource, layout: RawTIFFLayout) throws -> RawFingerprint {
         guard !layout.truncated else {
             throw NativeError.library(name: "LibRaw", message: "its image data runs past the end of the file, so LibRaw would decode bytes that are not there")
         }
-        if let fd = source.fileDescriptor { return try LibRaw.fingerprint(path: "/proc/self/fd/\(fd)") }
-        return try LibRaw.fingerprint(bytes: try source.readAll())
+        return try RawDecodeMemo.fingerprint(source)
     }
 }
 

@@ -2,93 +2,6 @@
 import MetascrubCore
 import MetascrubNative
 
-/// What the raw scanner found, for an in-place clean: every removable item and how it goes without moving a
-/// byte of anything else.
-public struct RawTIFFLayout: Sendable {
-    enum Action: Sendable {
-        /// Take the entry out of its IFD (the table is rewritten where it is, one entry shorter) and zero what
-        /// it pointed to: its out-of-line value, or a whole sub-IFD with its values. `order`: the IFD's byte
-        /// order (nil: the file's; maker notes may differ).
-        case drop(ifd: Int64, tag: UInt16, zero: [Range<Int64>], order: ByteOrder? = nil)
-        /// Overwrite with zeros, same length (maker-note fields, metadata segments of embedded JPEGs).
-        case blank(Range<Int64>)
-        /// Overwrite with these bytes, same length (a Nikon key field's key-equivalent value, `NikonKey`).
-        case overwrite(Range<Int64>, [UInt8])
-    }
-
-    struct XMPBlock: Sendable {
-        /// The IFD entry holding the packet; nil for a packet stored on its own (CR3's XMP box), which is
-        /// emptied in place instead of dropped.
-        var ifd: Int64?
-        var tag: UInt16
-        var value: Range<Int64>
-        var packet: [UInt8]
-        var keys: [Int: String]
-    }
-
-    var structure: TIFFStructure
-    var actions: [Int: Action] = [:]
-    var xmp: [XMPBlock] = []
-    /// Image data (strips, tiles, embedded JPEGs) that must come out byte-identical apart from `holes`.
-    var imageData: [Range<Int64>] = []
-    /// Ranges the cleaner may overwrite inside `imageData` (metadata segments of embedded JPEGs).
-    var holes: [Range<Int64>] = []
-    /// Why LibRaw does not recognise the file, when it does not (set by `RawTIFFFormat.scan`): the clean is then
-    /// proven byte by byte only.
-    var undecodable: String?
-    /// Items the converter needs, kept whatever the policy says, with the reason (`RawTIFFFormat.settle`).
-    var required: [Int: String] = [:]
-    /// Make and Model: removed where LibRaw decodes the raw identically without them (`RawDecodeBisection`),
-    /// kept with their reason where that cannot be tested.
-    var decoderItems: Set<Int> = []
-    /// Maker-note fields of a maker note that is itself an item: their actions apply only while the note stays.
-    var partOf: [Int: Int] = [:]
-    /// Where the sensor data is, as far as the structure tells (for notes).
-    var rawData: Range<Int64>?
-    /// Image data the structure points to lies past the end of the file: LibRaw would decode whatever memory holds
-    /// there, so the raw is treated as undecodable (`RawTIFFFormat.fingerprint`).
-    var truncated = false
-
-    /// This layout with every offset moved by `base` and every item index by `items` (a TIFF found inside
-    /// another container, scanned through a window that starts at `base`).
-    func shifted(by base: Int64, items: Int) -> RawTIFFLayout {
-        func move(_ r: Range<Int64>) -> Range<Int64> { r.lowerBound + base..<r.upperBound + base }
-        var result = RawTIFFLayout(structure: structure)
-        for (item, action) in actions {
-            switch action {
-            case .drop(let ifd, let tag, let zero, let order):
-                result.actions[item + items] = .drop(ifd: ifd + base, tag: tag, zero: zero.map(move), order: order ?? structure.order)
-            case .blank(let r):
-                result.actions[item + items] = .blank(move(r))
-            case .overwrite(let r, let bytes):
-                result.actions[item + items] = .overwrite(move(r), bytes)
-            }
-        }
-        result.xmp = xmp.map { XMPBlock(ifd: $0.ifd.map { $0 + base }, tag: $0.tag, value: move($0.value), packet: $0.packet,
-                                        keys: Dictionary(uniqueKeysWithValues: $0.keys.map { ($0.key + items, $0.value) })) }
-        result.required = Dictionary(uniqueKeysWithValues: required.map { ($0.key + items, $0.value) })
-        result.decoderItems = Set(decoderItems.map { $0 + items })
-        result.partOf = Dictionary(uniqueKeysWithValues: partOf.map { ($0.key + items, $0.value + items) })
-        result.imageData = imageData.map(move)
-        result.rawData = rawData.map(move)
-        result.holes = holes.map(move)
-        result.truncated = truncated
-        return result
-    }
-
-    mutating func absorb(_ other: RawTIFFLayout) {
-        actions.merge(other.actions) { a, _ in a }
-        xmp += other.xmp
-        imageData += other.imageData
-        required.merge(other.required) { a, _ in a }
-        decoderItems.formUnion(other.decoderItems)
-        partOf.merge(other.partOf) { a, _ in a }
-        rawData = rawData ?? other.rawData
-        holes += other.holes
-        truncated = truncated || other.truncated
-    }
-}
-
 /// Scans a TIFF-structured camera raw (DNG, CR2, NEF/NRW, ARW/SR2, PEF, ORF, RW2) for what can be removed in
 /// place. Everything a raw converter reads stays and is not listed: image and sensor tags, DNG colour and
 /// calibration tags, maker-specific IFD0 tags, Make and Model (converters identify the camera by them),
@@ -144,22 +57,27 @@ enum RawTIFFScanner {
 
     struct Scanner {
         let source: any ByteSource
-        let options: ScanOptions
+        var found: ItemCollector
         var layout: RawTIFFLayout
-        var items: [MetadataItem] = []
-        var notes: [Note] = []
         var visited = Set<Int64>()
         var make = ""
         var makerNotes: [(range: Range<Int64>, ifd: Int64, path: String)] = []
         /// A DNG carries everything a converter needs in DNG tags, so its maker note can go whole.
         var isDNG = false
         var structure: TIFFStructure { layout.structure }
+        var options: ScanOptions { found.options }
+
+        init(source: any ByteSource, options: ScanOptions, layout: RawTIFFLayout) {
+            self.source = source
+            self.found = ItemCollector(options)
+            self.layout = layout
+        }
 
         mutating func run() throws {
             var offset = structure.firstIFD
             var index = 0
             while offset != 0 {
-                let ifd = try structure.readIFD(source, at: offset, path: "IFD\(index)", visited: &visited, notes: &notes)
+                let ifd = try structure.readIFD(source, at: offset, path: "IFD\(index)", visited: &visited, notes: &found.notes)
                 if index == 0 { isDNG = ifd.entry(0xC612) != nil }
                 if index == 0, let entry = ifd.entry(0x010F) {
                     make = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
@@ -171,20 +89,22 @@ enum RawTIFFScanner {
             for note in makerNotes {
                 var parent: Int?
                 if isDNG {
-                    add("exif:MakerNote", .device, location: note.path, range: note.range, detail: "maker note of a DNG, \(note.range.count) bytes",
-                        action: .drop(ifd: note.ifd, tag: RawTIFFScanner.makerNoteTag, zero: [note.range]))
-                    parent = items.count - 1
+                    parent = add("exif:MakerNote", .device, location: note.path, range: note.range,
+                                 detail: "maker note of a DNG, \(note.range.count) bytes",
+                                 action: .drop(ifd: note.ifd, tag: RawTIFFScanner.makerNoteTag, zero: [note.range]))
                 }
                 try makerNote(note.range, path: note.path, parent: parent)
             }
         }
 
+        /// Adds one item and how the in-place clean removes it; returns its index.
+        @discardableResult
         mutating func add(_ key: String, _ category: Category, location: String, range: Range<Int64>?, value: String? = nil,
-                          detail: String? = nil, parent: Int? = nil, action: RawTIFFLayout.Action?) {
-            items.append(MetadataItem(key: key, category: category, location: location, offset: range?.lowerBound,
-                                      length: range.map { Int64($0.count) }, value: options.includeValues ? value : nil,
-                                      detail: detail, parent: parent))
-            if let action { layout.actions[items.count - 1] = action }
+                          detail: String? = nil, parent: Int? = nil, action: RawTIFFLayout.Action?) -> Int {
+            let index = found.add(key, category, location: location, offset: range?.lowerBound, length: range.map { Int64($0.count) },
+                                  value: value, detail: detail, parent: parent)
+            if let action { layout.actions[index] = action }
+            return index
         }
 
         func range(_ entry: TIFFStructure.Entry) -> Range<Int64> { entry.valueOffset..<entry.valueOffset + entry.byteCount }
@@ -206,29 +126,27 @@ enum RawTIFFScanner {
                 switch entry.tag {
                 case TIFFScanner.exifIFDTag:
                     if let at = try structure.integers(source, entry)?.first {
-                        try exifIFD(try structure.readIFD(source, at: Int64(at), path: "\(path)/ExifIFD", visited: &visited, notes: &notes),
+                        try exifIFD(try structure.readIFD(source, at: Int64(at), path: "\(path)/ExifIFD", visited: &visited, notes: &found.notes),
                                     path: "\(path)/ExifIFD")
                     }
                 case TIFFScanner.gpsIFDTag:
                     try gps(ifd, entry, path: "\(path)/GPS")
                 case TIFFScanner.subIFDsTag:
                     for (k, at) in (try structure.integers(source, entry) ?? []).enumerated() {
-                        try image(try structure.readIFD(source, at: Int64(at), path: "\(path)/SubIFD\(k)", visited: &visited, notes: &notes),
+                        try image(try structure.readIFD(source, at: Int64(at), path: "\(path)/SubIFD\(k)", visited: &visited, notes: &found.notes),
                                   path: "\(path)/SubIFD\(k)")
                     }
                 case TIFFScanner.xmpTag where entry.byteCount <= TIFFScanner.parseLimit:
                     let packet = try structure.bytes(source, entry)
-                    let keys = XMPItems.itemise(packet: packet, location: "\(location)/XMP", origin: entry.valueOffset, options: options,
-                                                into: &items, notes: &notes)
+                    let keys = found.xmp(packet, location: "\(location)/XMP", origin: entry.valueOffset)
                     layout.xmp.append(.init(ifd: ifd.offset, tag: entry.tag, value: range(entry), packet: packet, keys: keys))
                 case let tag where path == "IFD0" && RawTIFFScanner.decoderTags[tag] != nil:
                     if tag == 0xC614, isDNG {
-                        add("exif:UniqueCameraModel", .device, location: location, range: range(entry), value: text(entry), action: nil)
-                        layout.required[items.count - 1] = RawTIFFScanner.uniqueCameraModelReason
+                        let item = add("exif:UniqueCameraModel", .device, location: location, range: range(entry), value: text(entry), action: nil)
+                        layout.required[item] = RawTIFFScanner.uniqueCameraModelReason
                     } else {
-                        add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry), value: text(entry),
-                            action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
-                        layout.decoderItems.insert(items.count - 1)
+                        layout.decoderItems.insert(add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry),
+                                                       value: text(entry), action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry))))
                     }
                 case jpgFromRawTag where path == "IFD0":
                     try embeddedJPEG(range(entry), path: "\(location)/JpgFromRaw")
@@ -236,14 +154,16 @@ enum RawTIFFScanner {
                     var (key, category) = name(tag, directory: .ifd0)
                     if tag == TIFFScanner.iptcTag { (key, category) = ("iptc:block", .content) }
                     if tag == TIFFScanner.photoshopTag { (key, category) = ("photoshop:resources", .content) }
-                    add(key, category, location: location, range: range(entry), value: text(entry),
-                        action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
-                    if tag == 0xC634 { try dngPrivateMakerNote(range(entry), path: location, parent: items.count - 1) }
+                    let parent = add(key, category, location: location, range: range(entry), value: text(entry),
+                                     action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
+                    if tag == 0xC634 { try dngPrivateMakerNote(range(entry), path: location, parent: parent) }
                     if tag == TIFFScanner.iptcTag || tag == TIFFScanner.photoshopTag, entry.byteCount <= TIFFScanner.parseLimit {
-                        let parent = items.count - 1, first = items.count
-                        PhotoshopItems.itemise(irbOrIPTC: try structure.bytes(source, entry), origin: entry.valueOffset, location: location,
-                                               options: options, into: &items, notes: &notes)
-                        for i in first..<items.count where items[i].parent == nil { items[i].parent = parent }
+                        let first = found.next, block = try structure.bytes(source, entry), options = options
+                        found.lists { items, notes in
+                            PhotoshopItems.itemise(irbOrIPTC: block, origin: entry.valueOffset, location: location, options: options,
+                                                   into: &items, notes: &notes)
+                        }
+                        for i in first..<found.next where found.items[i].parent == nil { found.items[i].parent = parent }
                     }
                 default:
                     continue
@@ -270,7 +190,7 @@ enum RawTIFFScanner {
                     guard options.tolerateDamage else {
                         throw MetascrubError.malformed(format: "camera raw", path: "\(path) image data", offset: Int64(clamping: first), reason: what)
                     }
-                    notes.append(Note(.warning, code: "damaged-input", "damaged input: \(what)", offset: Int64(clamping: first)))
+                    found.note(Note(.warning, code: "damaged-input", "damaged input: \(what)", offset: Int64(clamping: first)))
                     layout.truncated = true
                 }
             }
@@ -301,11 +221,10 @@ enum RawTIFFScanner {
         /// The GPS IFD goes whole: its pointer entry out, its table and values zeroed.
         mutating func gps(_ owner: TIFFStructure.IFD, _ pointer: TIFFStructure.Entry, path: String) throws {
             guard let at = try structure.integers(source, pointer)?.first else { return }
-            let ifd = try structure.readIFD(source, at: Int64(at), path: path, visited: &visited, notes: &notes)
+            let ifd = try structure.readIFD(source, at: Int64(at), path: path, visited: &visited, notes: &found.notes)
             let table = ifd.offset..<ifd.offset + 2 + Int64(ifd.entries.count) * 12 + 4
-            add("exif:GPSInfo", .location, location: path, range: table, detail: "GPS IFD, \(ifd.entries.count) entries",
-                action: .drop(ifd: owner.offset, tag: pointer.tag, zero: [table] + ifd.entries.flatMap(outOfLine)))
-            let parent = items.count - 1
+            let parent = add("exif:GPSInfo", .location, location: path, range: table, detail: "GPS IFD, \(ifd.entries.count) entries",
+                             action: .drop(ifd: owner.offset, tag: pointer.tag, zero: [table] + ifd.entries.flatMap(outOfLine)))
             for entry in ifd.entries {
                 let key = ExifTagNames.name(tag: entry.tag, ifd: .gps) ?? String(format4hex: entry.tag)
                 add("exif:\(key)", .location, location: "\(path)/\(String(format4hex: entry.tag))", range: range(entry), value: text(entry),
@@ -323,124 +242,27 @@ enum RawTIFFScanner {
         /// Metadata segments (APP1–APP15 except ICC and Adobe, COM) of a JPEG kept inside the raw (previews,
         /// thumbnails, RW2's JpgFromRaw): blanked in place, so the preview still decodes and keeps its size.
         mutating func embeddedJPEG(_ block: Range<Int64>, path: String) throws {
-            try EmbeddedJPEG.itemise(source, block, path: path, into: &items, layout: &layout)
-        }
-
-        /// Identifying fields of a maker note, located entry by entry and named by exiv2 (or by the table of
-        /// notes exiv2 does not decode). A named identifying field that cannot be located refuses the file.
-        /// `parent`: the whole maker note's item, when it can go whole (its fields are then only removed with it
-        /// when the policy keeps the note).
-        mutating func makerNote(_ note: Range<Int64>, path: String, parent: Int? = nil) throws {
-            guard let ifd = try MakerNoteIFD.locate(source, note: note, make: make, order: structure.order) else {
-                notes.append(Note(.warning, code: "makernote-unknown", "maker note of an unlisted layout; it is kept as it is", offset: note.lowerBound))
-                return
-            }
-            // `plain`: the deciphered bytes of a byte field, as exiv2 reads them (see the array case below).
-            var named: [(number: Int, size: Int, name: String, plain: [UInt8]?)] = []
-            if let table = MakerNoteFields.undecoded[ifd.vendor] {
-                named = table.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
-            } else {
-                let standard: Set<String> = ["Image", "Photo", "GPSInfo", "Iop", "Thumbnail", "Image2", "Image3", "SubImage1", "SubImage2",
-                                             "SubImage3", "SubImage4", "SubImage5", "SubThumb1", "MpfInfo", "MakerNote"]
-                for tag in try exiv2Tags() where !standard.contains(tag.group) && !tag.name.hasPrefix("0x") && MakerNoteFields.isIdentifying(tag.name) {
-                    // Only Nikon's cipher is an XOR keystream (`plain` is used to cancel it).
-                    let bytes = tag.typeName == "Byte" && tag.group.hasPrefix("Nikon")
-                        ? tag.value.split(separator: " ").compactMap { UInt8($0) } : []
-                    named.append((tag.number, tag.size, "\(tag.group).\(tag.name)", bytes.count == tag.size ? bytes : nil))
-                }
-                named += (MakerNoteFields.unnamed[ifd.vendor] ?? [:]).map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
-            }
-            var unlocated: [String] = []
-            for field in named {
-                let group = String(field.name.prefix { $0 != "." })
-                let where_: Range<Int64>
-                var action: RawTIFFLayout.Action
-                if let entry = ifd.entries.first(where: { Int($0.tag) == field.number && (field.size < 0 || Int64(field.size) == Int64($0.value.count)) }) {
-                    // A whole entry leaves the maker-note IFD (readers then show nothing, not a zero); the other
-                    // entries' values stay where they are.
-                    where_ = entry.value
-                    action = .drop(ifd: ifd.offset, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: ifd.order)
-                } else if let (parent, unit) = MakerNoteFields.array(group), let array = ifd.entries.first(where: { $0.tag == parent }),
-                          field.size > 0, Int64(field.number) * unit + Int64(field.size) <= Int64(array.value.count) {
-                    // An element of a binary array (exiv2 numbers them by their index in units of the element type).
-                    let at = array.value.lowerBound + Int64(field.number) * unit
-                    where_ = at..<at + Int64(field.size)
-                    action = .blank(where_)
-                    if let plain = field.plain {
-                        // Nikon enciphers its lens and shot data with a keystream the key fields leave unchanged
-                        // (`NikonKey`): the stored bytes XOR the deciphered ones are the keystream, so writing that
-                        // deciphers to zeros (for plain data it is zeros itself).
-                        let stored = try source.read(at: at, count: field.size)
-                        guard plain.contains(where: { $0 != 0 }) else { continue }
-                        action = .overwrite(where_, zip(stored, plain).map { $0 ^ $1 })
-                    }
-                } else {
-                    if field.size >= 0 { unlocated.append(field.name) }
-                    continue
-                }
-                let value = try source.read(at: where_.lowerBound, count: Int(where_.count))
-                // A zero that leaves its IFD with its entry still says something (FacesDetected 0); a zero blanked in
-                // place is already what a clean leaves, and listing it would make the clean no fixed point.
-                let isZero = !value.contains(where: { $0 != 0 }) && field.plain?.contains(where: { $0 != 0 }) != true
-                var leavesWhole = false
-                if case .drop = action, ifd.vendor != "Nikon" { leavesWhole = true }
-                guard !isZero || leavesWhole else { continue }
-                if ifd.vendor == "Nikon", case .drop = action {
-                    // Nikon notes keep their entries (LibRaw deciphers white balance when it meets the shutter
-                    // count): values are blanked, the key fields replaced by their key-equivalent values.
-                    let tag = UInt16(field.number)
-                    if let replacement = NikonKey.replacement(tag: tag, value: value, order: ifd.order) {
-                        guard replacement != value else { continue }
-                        action = .overwrite(where_, replacement)
-                    } else {
-                        action = .blank(where_)
-                    }
-                }
-                add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
-                    value: options.includeValues ? ValueText.render(value[...]) : nil, parent: parent, action: action)
-                if let parent { layout.partOf[items.count - 1] = parent }
-            }
-            if ifd.vendor == "Canon" {
-                try canonMakerNoteFields(ifd.entries, ifd: ifd.offset, order: ifd.order, path: path, named: false, parent: parent)
-            }
-            if !unlocated.isEmpty, parent != nil {
-                notes.append(Note(.warning, code: "makernote-unlocated",
-                                  "identifying maker-note fields cannot be located for blanking in place (\(Set(unlocated).sorted().joined(separator: ", "))); they go only with the whole maker note",
-                                  offset: note.lowerBound))
-            } else if !unlocated.isEmpty {
-                throw MetascrubError.unsupported(format: "camera raw", reason:
-                    "identifying maker-note fields inside a sub-structure cannot be located for blanking in place: \(Set(unlocated).sorted().joined(separator: ", "))")
-            }
-        }
-
-        /// exiv2's decoding of the whole file (the header made a plain TIFF one for RW2 and ORF), for names.
-        func exiv2Tags() throws -> [DecodedTag] {
-            guard structure.fileSize <= RawTIFFScanner.exiv2Limit else {
-                throw MetascrubError.limitExceeded(format: "camera raw", path: "maker note", offset: 0, limit: "512 MiB for maker-note decoding")
-            }
-            var bytes = try source.read(at: 0, count: Int(structure.fileSize))
-            bytes.replaceSubrange(2..<4, with: structure.order.bytes(UInt16(42)))
-            return (try? Exiv2.decodeExif(tiff: bytes)) ?? []
+            try EmbeddedJPEG.itemise(source, block, path: path, into: &found, layout: &layout)
         }
     }
 
     static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
         var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: try structure(source)))
         try scanner.run()
-        return ScanResult(items: scanner.items, notes: scanner.notes, layout: scanner.layout)
+        return scanner.found.result(scanner.layout)
     }
 }
 
 extension RawTIFFScanner.Scanner {
     /// Hands what this scan of a TIFF inside another container (read through a window starting at `base`) found
     /// to the outer scan: offsets moved by `base`, parents and actions by the outer item count.
-    func merge(into items: inout [MetadataItem], notes: inout [Note], layout: inout RawTIFFLayout, at base: Int64) {
-        notes += self.notes
-        let first = items.count
-        for var item in self.items {
+    func merge(into outer: inout ItemCollector, layout: inout RawTIFFLayout, at base: Int64) {
+        outer.notes += found.notes
+        let first = outer.next
+        for var item in found.items {
             item.offset = item.offset.map { $0 + base }
             item.parent = item.parent.map { $0 + first }
-            items.append(item)
+            outer.items.append(item)
         }
         layout.absorb(self.layout.shifted(by: base, items: first))
     }
