@@ -15,7 +15,8 @@ extension RawTIFFScanner.Scanner {
         // `plain`: the deciphered bytes of a byte field, as exiv2 reads them (see the array case below).
         var named: [(number: Int, size: Int, name: String, plain: [UInt8]?)] = []
         if let table = MakerNoteFields.undecoded[ifd.vendor] {
-            named = table.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
+            // Sorted: the tables are dictionaries, and a report lists items in the same order on every run.
+            named = table.sorted { $0.key < $1.key }.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
         } else {
             let standard: Set<String> = ["Image", "Photo", "GPSInfo", "Iop", "Thumbnail", "Image2", "Image3", "SubImage1", "SubImage2",
                                          "SubImage3", "SubImage4", "SubImage5", "SubThumb1", "MpfInfo", "MakerNote"]
@@ -25,7 +26,7 @@ extension RawTIFFScanner.Scanner {
                     ? tag.value.split(separator: " ").compactMap { UInt8($0) } : []
                 named.append((tag.number, tag.size, "\(tag.group).\(tag.name)", bytes.count == tag.size ? bytes : nil))
             }
-            named += (MakerNoteFields.unnamed[ifd.vendor] ?? [:]).map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
+            named += (MakerNoteFields.unnamed[ifd.vendor] ?? [:]).sorted { $0.key < $1.key }.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
         }
         var unlocated: [String] = []
         for field in named {
