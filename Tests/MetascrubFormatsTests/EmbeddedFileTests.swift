@@ -116,6 +116,25 @@ final class EmbeddedFileTests: XCTestCase {
         }
     }
 
+    /// A cover's description is free text: `share` (which removes content) keeps the cover but not its description,
+    /// `location` keeps both (the text holds no position); ExifTool still finds the picture.
+    func testShareKeepsCoversWithoutTheirDescription() throws {
+        try Tool.require("exiftool")
+        for (fixture, canary) in [("audio/blocks.flac", "CANARY-FLAC-PICDESC"), ("audio/id3v23.mp3", "CANARY-ID3-PICDESC")] {
+            let dir = TempDir()
+            let input = Fixture.path(fixture)
+            XCTAssertTrue(Oracle.contains(input, canary), "\(fixture): fixture without its description canary")
+            for (policy, kept) in [("share", false), ("location", true)] {
+                let output = dir.file("\(policy)." + (fixture as NSString).pathExtension)
+                XCTAssertEqual(Run.clean(input, to: output, policy: policy).status, .cleaned, "\(policy) \(fixture)")
+                XCTAssertEqual(Oracle.contains(output, canary), kept, "\(policy) \(fixture): description")
+                let tags = String(decoding: Tool.run(["exiftool", "-j", "-a", "-G1", output]).stdout, as: UTF8.self)
+                XCTAssertTrue(tags.contains(":Picture\""), "\(policy) \(fixture): ExifTool finds no picture")
+                XCTAssertEqual(FileProcessorCheck.scan(output, policy: Run.policy(policy)).status, .clean, "\(policy) \(fixture): not a fixed point")
+            }
+        }
+    }
+
     func testStrictStillRemovesCovers() throws {
         try Tool.require("ffmpeg")
         for fixture in Self.fixtures {

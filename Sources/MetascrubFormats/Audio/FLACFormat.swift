@@ -12,6 +12,8 @@ public struct FLACLayout: Sendable {
         var comment: VorbisComment?
         /// A PICTURE block looked into as a file of its own: where the picture's 4-byte length is in the payload.
         var pictureLengthAt: Int?
+        /// The item of that picture's description, when it has one.
+        var descriptionItem: Int?
         var payload: Range<Int64> { offset + 4..<offset + 4 + Int64(length) }
     }
 
@@ -93,7 +95,7 @@ public struct FLACFormat: FormatHandler {
             case 5: add("flac:cuesheet", .content, "CUESHEET block (track layout, catalogue number, ISRCs), \(length) bytes")
             case 6:
                 add("flac:picture", .embedded, "PICTURE block, \(length) bytes")
-                block.pictureLengthAt = try Self.picture(in: input, block: block, into: &found)
+                (block.pictureLengthAt, block.descriptionItem) = try Self.picture(in: input, block: block, into: &found)
             default: add("flac:block:\(type)", .content, "reserved metadata block type \(type), \(length) bytes", unknown: true)
             }
             layout.blocks.append(block)
@@ -124,11 +126,13 @@ public struct FLACFormat: FormatHandler {
         for block in layout.blocks {
             if block.type == 1 { continue }
             if let comment = block.comment {
-                kept.append((4, comment.unchanged(keeps: plan.keeps) ? .copy(block.payload) : .bytes(comment.rebuilt(keeps: plan.keeps, cleaned: cleaned))))
+                let same = comment.unchanged(keeps: plan.keeps) && !comment.fieldItems.contains { cleaned[$0] != nil }
+                kept.append((4, same ? .copy(block.payload) : .bytes(comment.rebuilt(keeps: plan.keeps, cleaned: cleaned))))
             } else if let item = block.item {
                 if let picture = cleaned[item], let at = block.pictureLengthAt {
                     // The PICTURE block as it was up to the picture's length, then the cleaned picture.
-                    let head = try input.read(at: block.payload.lowerBound, count: at)
+                    var head = try input.read(at: block.payload.lowerBound, count: at)
+                    if let description = block.descriptionItem, !plan.keeps(description) { head = FLACPicture.withoutDescription(head) }
                     kept.append((block.type, .bytes(head + BigEndian.bytes32(picture.count) + picture)))
                 } else if plan.keeps(item) {
                     kept.append((block.type, .copy(block.payload)))
@@ -164,12 +168,17 @@ public struct FLACFormat: FormatHandler {
     }
 
     /// Looks into a PICTURE block's picture (after its type, MIME type, description, dimensions and length) with
-    /// the picture's own handler; returns where the picture's length is in the payload when it can be kept cleaned.
-    static func picture(in input: any ByteSource, block: FLACLayout.Block, into found: inout ItemCollector) throws -> Int? {
-        guard let item = block.item, block.length >= 32 else { return nil }
+    /// the picture's own handler; returns where the picture's length is in the payload when it can be kept cleaned,
+    /// and the item of its description.
+    static func picture(in input: any ByteSource, block: FLACLayout.Block, into found: inout ItemCollector) throws -> (Int?, Int?) {
+        guard let item = block.item, block.length >= 32 else { return (nil, nil) }
         let payload = try input.read(at: block.payload.lowerBound, count: block.length)
-        guard let at = FLACPicture.lengthAt(payload) else { return nil }
-        return found.embeddedFile(Array(payload[(at + 4)...]), item: item, origin: block.payload.lowerBound + Int64(at + 4)) ? at : nil
+        guard let at = FLACPicture.lengthAt(payload),
+              found.embeddedFile(Array(payload[(at + 4)...]), item: item, origin: block.payload.lowerBound + Int64(at + 4)) else { return (nil, nil) }
+        let description = FLACPicture.descriptionRange(payload).flatMap {
+            found.pictureDescription(payload[$0], of: item, offset: block.payload.lowerBound + Int64($0.lowerBound))
+        }
+        return (at, description)
     }
 
     public func verifyContent(original: any ByteSource, _ before: FLACLayout, cleaned: any ByteSource, _ after: FLACLayout, result: CleanResult) throws -> ContentCheck {

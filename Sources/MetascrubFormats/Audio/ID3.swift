@@ -33,6 +33,8 @@ struct ID3Tag {
     var bodyOrigin: Int64?
     /// Picture frames looked into as files of their own: frame index → where the picture starts in `body`.
     var pictures: [Int: Int] = [:]
+    /// Frame index → the item of its picture's description and where that text is in `body`, when it has one.
+    var pictureDescriptions: [Int: (item: Int, text: Range<Int>)] = [:]
 
     /// Size of the tag starting at `offset` from its 10-byte header, or nil when there is no "ID3" header there.
     static func size(_ source: any ByteSource, at offset: Int64) throws -> Int64? {
@@ -202,7 +204,7 @@ struct ID3Tag {
         if kept.count == all.count && !all.isEmpty && recleaned.isEmpty { return .unchanged }
         let frameBytes = frames.indices.flatMap { index -> [UInt8] in
             let frame = frames[index]
-            if let picture = cleaned[frame.item], let rebuilt = self.frame(index, withPicture: picture) { return rebuilt }
+            if let picture = cleaned[frame.item], let rebuilt = self.frame(index, withPicture: picture, keeps: keeps) { return rebuilt }
             return keeps(frame.item) ? Array(body[frame.range]) : []
         }
         if frameBytes.isEmpty { return .drop }

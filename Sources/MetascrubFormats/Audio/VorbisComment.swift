@@ -17,6 +17,8 @@ struct VorbisComment {
     var end: Int
     /// Picture fields looked into as files of their own: field index → the PICTURE structure before the picture.
     var pictures: [Int: [UInt8]] = [:]
+    /// Field index → the item of its picture's description, when it has one.
+    var pictureDescriptions: [Int: Int] = [:]
 
     static func parse(_ b: [UInt8], at start: Int, format: String, path: String, origin: Int64) throws -> VorbisComment {
         var at = start
@@ -115,7 +117,7 @@ struct VorbisComment {
         let vendor = vendorItem.map(keeps) ?? true ? self.vendor : []
         let kept = fields.indices.compactMap { index -> [UInt8]? in
             guard index < fieldItems.count else { return nil }
-            if let picture = cleaned[fieldItems[index]], let field = field(index, withPicture: picture) { return field }
+            if let picture = cleaned[fieldItems[index]], let field = field(index, withPicture: picture, keeps: keeps) { return field }
             return keeps(fieldItems[index]) ? fields[index] : nil
         }
         var out = ByteOrder.little.bytes(UInt32(vendor.count)) + vendor + ByteOrder.little.bytes(UInt32(kept.count))

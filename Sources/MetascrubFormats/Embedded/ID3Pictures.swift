@@ -42,15 +42,27 @@ extension ID3Tag {
             let picture = Array(body[start..<frame.range.upperBound])
             if found.embeddedFile(picture, item: frame.item, origin: bodyOrigin.map { $0 + Int64(start) }) {
                 pictures[index] = start
+                // The description ends where its terminator (one zero byte, two in UTF-16) does, before the picture.
+                let wide = payload[payload.startIndex] == 1 || payload[payload.startIndex] == 2
+                let typeAt = major == 2 ? payload.startIndex + 4 : (payload[(payload.startIndex + 1)...].firstIndex(of: 0) ?? start) + 1
+                let text = (typeAt + 1)..<max(typeAt + 1, start - (wide ? 2 : 1))
+                if let item = found.pictureDescription(body[text], of: frame.item, offset: bodyOrigin.map { $0 + Int64(text.lowerBound) }) {
+                    pictureDescriptions[index] = (item, text)
+                }
             }
         }
     }
 
     /// The frame's bytes with `picture` in place of the one it held.
-    func frame(_ index: Int, withPicture picture: [UInt8]) -> [UInt8]? {
+    func frame(_ index: Int, withPicture picture: [UInt8], keeps: (Int) -> Bool) -> [UInt8]? {
         guard let start = pictures[index] else { return nil }
         let frame = frames[index]
-        let payload = Array(body[(frame.range.lowerBound + frame.headerSize)..<start]) + picture
+        var payload = Array(body[(frame.range.lowerBound + frame.headerSize)..<start]) + picture
+        if let description = pictureDescriptions[index], !keeps(description.item) {
+            // The same frame with an empty description: everything before the text, its terminator, the picture.
+            payload = Array(body[(frame.range.lowerBound + frame.headerSize)..<description.text.lowerBound])
+                + Array(body[description.text.upperBound..<start]) + picture
+        }
         let header = Array(body[frame.range.lowerBound..<frame.range.lowerBound + (major == 2 ? 3 : 4)])
         let size = payload.count
         switch major {

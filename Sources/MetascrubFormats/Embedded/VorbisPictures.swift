@@ -15,6 +15,32 @@ enum FLACPicture {
         guard at + 4 <= block.count, at + 4 + Int(BigEndian.u32(block, at)) == block.count else { return nil }
         return at
     }
+
+    /// Where the description's text is in `block` (or in its head up to the picture's length).
+    static func descriptionRange(_ block: [UInt8]) -> Range<Int>? {
+        guard block.count >= 12 else { return nil }
+        let mimeEnd = 8 + Int(BigEndian.u32(block, 4))
+        guard mimeEnd + 4 <= block.count else { return nil }
+        let length = Int(BigEndian.u32(block, mimeEnd))
+        guard length <= block.count - mimeEnd - 4 else { return nil }
+        return (mimeEnd + 4)..<(mimeEnd + 4 + length)
+    }
+
+    /// `head` (the structure up to the picture's length) with an empty description.
+    static func withoutDescription(_ head: [UInt8]) -> [UInt8] {
+        guard let r = descriptionRange(head) else { return head }
+        return Array(head[..<(r.lowerBound - 4)]) + [0, 0, 0, 0] + Array(head[r.upperBound...])
+    }
+}
+
+extension ItemCollector {
+    /// A cover's description (free text a tagger or a person wrote) as the cover's child, so the policy decides it
+    /// like any other text: a cover kept cleaned loses it when it goes, and a position in it is found.
+    mutating func pictureDescription(_ text: ArraySlice<UInt8>, of item: Int, offset: Int64?) -> Int? {
+        guard text.contains(where: { $0 != 0 && $0 != 0x20 }) else { return nil }
+        return add(items[item].key + "/description", .content, location: items[item].location + "/description", offset: offset,
+                   length: Int64(text.count), value: ValueText.render(text), detail: "picture description", parent: item)
+    }
 }
 
 /// Cover art in a Vorbis comment's `METADATA_BLOCK_PICTURE` field, looked into as a file of its own
@@ -29,13 +55,18 @@ extension VorbisComment {
                   let at = FLACPicture.lengthAt(block) else { continue }
             if found.embeddedFile(Array(block[(at + 4)...]), item: fieldItems[index], origin: nil) {
                 pictures[index] = Array(block[..<at])
+                if let r = FLACPicture.descriptionRange(block),
+                   let description = found.pictureDescription(block[r], of: fieldItems[index], offset: nil) {
+                    pictureDescriptions[index] = description
+                }
             }
         }
     }
 
     /// The field with `picture` in place of the one it held (same name, same PICTURE fields).
-    func field(_ index: Int, withPicture picture: [UInt8]) -> [UInt8]? {
-        guard let head = pictures[index], let eq = fields[index].firstIndex(of: 0x3D) else { return nil }
+    func field(_ index: Int, withPicture picture: [UInt8], keeps: (Int) -> Bool) -> [UInt8]? {
+        guard var head = pictures[index], let eq = fields[index].firstIndex(of: 0x3D) else { return nil }
+        if let description = pictureDescriptions[index], !keeps(description) { head = FLACPicture.withoutDescription(head) }
         return Array(fields[index][...eq]) + Base64.encode(head + BigEndian.bytes32(picture.count) + picture)
     }
 }
