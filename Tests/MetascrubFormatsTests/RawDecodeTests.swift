@@ -80,9 +80,10 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertFalse(report.findings.contains { $0.reason == RawDecodeBisection.neededReason })
     }
 
-    /// White balance enciphered with the serial number and shutter count: both replaced by their key-equivalent
-    /// values, so LibRaw deciphers the same multipliers; LensIDNumber inside the enciphered LensData deciphers to 0.
-    func testNikonEncipheredWhiteBalanceCleansWithTheSameMultipliers() {
+    /// White balance enciphered with the serial number and shutter count: both cleared (SerialNumber "0",
+    /// ShutterCount 0) and the enciphered blocks re-enciphered with the new key, so LibRaw deciphers the same
+    /// multipliers and ExifTool the same white balance; LensIDNumber inside the enciphered LensData deciphers to 0.
+    func testNikonEncipheredWhiteBalanceCleansWithTheSameMultipliers() throws {
         let input = Fixture.path("raw/encrypted.nef")
         let original = Self.exiftool(input)
         XCTAssertEqual(original["Nikon:SerialNumber"] as? Int, 7654321)
@@ -91,17 +92,42 @@ final class RawDecodeTests: XCTestCase {
         let (report, output) = cleanProvingPixels("raw/encrypted.nef")
         let tags = Self.exiftool(output)
         XCTAssertEqual(tags["Nikon:WB_RGGBLevels"] as? String, original["Nikon:WB_RGGBLevels"] as? String, "white balance deciphers differently")
-        XCTAssertEqual(tags["Nikon:SerialNumber"] as? Int, 7654321 % 256, "the serial keeps only its key byte")
-        XCTAssertEqual(tags["Nikon:ShutterCount"] as? Int, (4242 & 0xFF) ^ (4242 >> 8), "the shutter count keeps only its key byte")
+        XCTAssertEqual(tags["Nikon:SerialNumber"] as? Int, 0, "the serial is cleared")
+        XCTAssertEqual(tags["Nikon:ShutterCount"] as? Int, 0, "the shutter count is cleared")
         XCTAssertEqual(tags["Nikon:LensIDNumber"] as? Int, 0)
+        XCTAssertEqual(tags["Nikon:LensDataVersion"] as? String, original["Nikon:LensDataVersion"] as? String)
         for gone in ["IFD0:Artist", "IFD0:Copyright", "ExifIFD:SerialNumber", "ExifIFD:DateTimeOriginal", "GPS:GPSLatitude"] {
             XCTAssertNil(tags[gone], "\(gone) is still there")
         }
+        // The key changed, so the enciphered white balance is stored as other bytes (re-enciphered, not left).
+        let before = try XCTUnwrap(FileManager.default.contents(atPath: input)), after = try XCTUnwrap(FileManager.default.contents(atPath: output))
+        let version = Data("0204".utf8)
+        let colour = try XCTUnwrap(before.range(of: version)).lowerBound
+        XCTAssertNotEqual(before[colour + 284..<colour + 324], after[colour + 284..<colour + 324], "ColorBalance was not re-enciphered")
         // A NEF is identified by its make and model: the bisection keeps them, with the reason.
         for key in ["exif:Make", "exif:Model"] {
             XCTAssertEqual(report.findings.first { $0.item.key == key }?.reason, RawDecodeBisection.neededReason, key)
         }
         XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.count, 2)
+    }
+
+    /// A Nikon block of a version no reader's table lists may or may not be enciphered, so it is not re-enciphered:
+    /// the key entries get key-equivalent values instead (8 bits of key each) and every block deciphers as before.
+    func testNikonUnknownBlockVersionKeepsTheKeyInstead() throws {
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/encrypted.nef"))!)
+        let version = Array("0204".utf8)
+        let hits = (0...bytes.count - 4).filter { Array(bytes[$0..<$0 + 4]) == version }
+        XCTAssertEqual(hits.count, 2, "ColorBalance and LensData versions")
+        bytes.replaceSubrange(hits[1]..<hits[1] + 4, with: Array("0999".utf8))
+        let input = dir.file("ld-unknown.nef"), output = dir.file("ld-unknown-clean.nef")
+        XCTAssertTrue(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        let original = Self.exiftool(input), tags = Self.exiftool(output)
+        XCTAssertEqual(tags["Nikon:SerialNumber"] as? Int, 7654321 % 256, "the serial keeps only its key byte")
+        XCTAssertEqual(tags["Nikon:ShutterCount"] as? Int, (4242 & 0xFF) ^ (4242 >> 8), "the shutter count keeps only its key byte")
+        XCTAssertEqual(tags["Nikon:WB_RGGBLevels"] as? String, original["Nikon:WB_RGGBLevels"] as? String)
+        XCTAssertEqual(Self.ppm(input, cameraWhiteBalance: true), Self.ppm(output, cameraWhiteBalance: true))
     }
 
     /// Plain (version 0101) Nikon lens data: exiv2's NikonLd2.LensIDNumber, once refused as "cannot be located",

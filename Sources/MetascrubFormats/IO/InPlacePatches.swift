@@ -22,6 +22,21 @@ struct InPlacePatches {
         patches.append(Patch(offset: offset, bytes: bytes))
     }
 
+    /// Puts `bytes` over `range`, taking the place of what earlier patches wrote there (the bytes already hold it,
+    /// from `patched`): patches inside the range go, patches across its edges keep their outside parts.
+    mutating func replace(_ range: Range<Int64>, with bytes: [UInt8]) {
+        var kept: [Patch] = []
+        for p in patches {
+            guard p.range.overlaps(range) else { kept.append(p); continue }
+            if p.offset < range.lowerBound { kept.append(Patch(offset: p.offset, bytes: Array(p.bytes[..<Int(range.lowerBound - p.offset)]))) }
+            if p.range.upperBound > range.upperBound {
+                kept.append(Patch(offset: range.upperBound, bytes: Array(p.bytes[Int(range.upperBound - p.offset)...])))
+            }
+        }
+        patches = kept
+        add(range.lowerBound, bytes)
+    }
+
     /// Zero-fills a range (in pieces of at most 1 MiB, so a large block does not allocate its whole size at once).
     mutating func zero(_ range: Range<Int64>) {
         var at = range.lowerBound

@@ -4,9 +4,11 @@ import MetascrubCore
 /// Nikon enciphers the ColorBalance (0x0097), LensData (0x0098) and ShotInfo (0x0091) blocks of its maker note
 /// with a key taken from two other entries: the serial number (0x001D; its value modulo 256 when it is all
 /// digits, a constant chosen by the model otherwise) and the shutter count (0x00A7; its four bytes XORed). LibRaw
-/// reads white balance through it, ExifTool and exiv2 the lens and shot data. Both entries are replaced by the
-/// smallest values with the same key, so every enciphered block deciphers exactly as before with nothing
-/// re-enciphered; what remains of each is the 8 bits of key material, not the serial or the count.
+/// reads white balance through it, ExifTool and exiv2 the lens and shot data. Normally both entries are cleared
+/// and the blocks re-enciphered (`NikonRecipher`). Where a block is of a version whose enciphering no reader's
+/// table lists, re-enciphering could corrupt it, so both entries are instead replaced by the smallest values with
+/// the same key: every block deciphers exactly as before with nothing re-enciphered, and what remains of each is
+/// the 8 bits of key material, not the serial or the count.
 enum NikonKey {
     static let serialTag: UInt16 = 0x001D
     static let shutterCountTag: UInt16 = 0x00A7

@@ -144,7 +144,8 @@ enum RawTIFFPatcher {
         var blank: [Range<Int64>] = []
         var overwrites: [(Range<Int64>, [UInt8])] = []
         // A field of a maker note that goes whole is not edited first (its rewritten table would outlive the note).
-        for (item, action) in layout.actions where !plan.keeps(item) && layout.partOf[item].map(plan.keeps) ?? true {
+        let removes = { (item: Int) in !plan.keeps(item) && layout.partOf[item].map(plan.keeps) ?? true }
+        for (item, action) in layout.actions where removes(item) {
             switch action {
             case .drop(let ifd, let tag, let ranges, let order):
                 drops[ifd, default: []].insert(tag)
@@ -194,6 +195,8 @@ enum RawTIFFPatcher {
             patches.add(range.lowerBound, bytes)
         }
         for piece in ByteSplice.subtract(blank, tables + patches.ranges) { patches.zero(piece) }
+        // Last: a new Nikon key re-enciphers its blocks over the fields already cleared inside them.
+        for recipher in layout.nikon { try recipher.apply(removes: removes, source: source, to: &patches) }
         return patches
     }
 

@@ -42,6 +42,8 @@ public struct RawTIFFLayout: Sendable {
     var decoderItems: Set<Int> = []
     /// Maker-note fields of a maker note that is itself an item: their actions apply only while the note stays.
     var partOf: [Int: Int] = [:]
+    /// Nikon maker notes whose enciphered blocks follow their key entries (`NikonRecipher`).
+    var nikon: [NikonRecipher] = []
     /// Where the sensor data is, as far as the structure tells (for notes).
     var rawData: Range<Int64>?
     /// Image data the structure points to lies past the end of the file: LibRaw would decode whatever memory holds
@@ -68,6 +70,7 @@ public struct RawTIFFLayout: Sendable {
         result.required = Dictionary(uniqueKeysWithValues: required.map { ($0.key + items, $0.value) })
         result.decoderItems = Set(decoderItems.map { $0 + items })
         result.partOf = Dictionary(uniqueKeysWithValues: partOf.map { ($0.key + items, $0.value + items) })
+        result.nikon = nikon.map { $0.shifted(by: base, items: items) }
         result.imageData = imageData.map(move)
         result.rawData = rawData.map(move)
         result.holes = holes.map(move)
@@ -78,6 +81,7 @@ public struct RawTIFFLayout: Sendable {
     mutating func absorb(_ other: RawTIFFLayout) {
         actions.merge(other.actions) { a, _ in a }
         xmp += other.xmp
+        nikon += other.nikon
         imageData += other.imageData
         required.merge(other.required) { a, _ in a }
         decoderItems.formUnion(other.decoderItems)

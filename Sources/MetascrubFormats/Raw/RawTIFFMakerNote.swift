@@ -28,6 +28,9 @@ extension RawTIFFScanner.Scanner {
             }
             named += (MakerNoteFields.unnamed[ifd.vendor] ?? [:]).sorted { $0.key < $1.key }.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
         }
+        // Where the enciphered blocks can be re-enciphered, the key entries are cleared outright; otherwise they
+        // get key-equivalent values (`NikonKey`).
+        var recipher = ifd.vendor == "Nikon" ? try NikonRecipher.locate(source, entries: ifd.entries, model: model) : nil
         var unlocated: [String] = []
         for field in named {
             let group = String(field.name.prefix { $0 != "." })
@@ -45,9 +48,9 @@ extension RawTIFFScanner.Scanner {
                 where_ = at..<at + Int64(field.size)
                 action = .blank(where_)
                 if let plain = field.plain {
-                    // Nikon enciphers its lens and shot data with a keystream the key fields leave unchanged
-                    // (`NikonKey`): the stored bytes XOR the deciphered ones are the keystream, so writing that
-                    // deciphers to zeros (for plain data it is zeros itself).
+                    // Nikon enciphers its lens and shot data (`NikonCipher`): the stored bytes XOR the deciphered
+                    // ones are the keystream, so writing that deciphers to zeros (for plain data it is zeros
+                    // itself); a new key re-enciphers the block over it afterwards (`NikonRecipher`).
                     let stored = try source.read(at: at, count: field.size)
                     guard plain.contains(where: { $0 != 0 }) else { continue }
                     action = .overwrite(where_, zip(stored, plain).map { $0 ^ $1 })
@@ -65,9 +68,12 @@ extension RawTIFFScanner.Scanner {
             guard !isZero || leavesWhole else { continue }
             if ifd.vendor == "Nikon", case .drop = action {
                 // Nikon notes keep their entries (LibRaw deciphers white balance when it meets the shutter
-                // count): values are blanked, the key fields replaced by their key-equivalent values.
+                // count): values are blanked, the key fields cleared (their blocks re-enciphered) or, where a
+                // block's enciphering is not known, given key-equivalent values.
                 let tag = UInt16(field.number)
-                if let replacement = NikonKey.replacement(tag: tag, value: value, order: ifd.order) {
+                let replacement = recipher != nil ? NikonRecipher.cleared(tag: tag, length: value.count)
+                    : NikonKey.replacement(tag: tag, value: value, order: ifd.order)
+                if let replacement {
                     guard replacement != value else { continue }
                     action = .overwrite(where_, replacement)
                 } else {
@@ -77,7 +83,10 @@ extension RawTIFFScanner.Scanner {
             let item = add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
                            value: options.includeValues ? ValueText.render(value[...]) : nil, parent: parent, action: action)
             if let parent { layout.partOf[item] = parent }
+            if ifd.vendor == "Nikon", UInt16(exactly: field.number) == NikonKey.serialTag { recipher?.serialItem = item }
+            if ifd.vendor == "Nikon", UInt16(exactly: field.number) == NikonKey.shutterCountTag { recipher?.countItem = item }
         }
+        if let recipher, recipher.serialItem != nil || recipher.countItem != nil { layout.nikon.append(recipher) }
         if ifd.vendor == "Canon" {
             try canonMakerNoteFields(ifd.entries, ifd: ifd.offset, order: ifd.order, path: path, named: false, parent: parent)
         }

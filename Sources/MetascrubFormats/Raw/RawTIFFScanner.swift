@@ -61,6 +61,7 @@ enum RawTIFFScanner {
         var layout: RawTIFFLayout
         var visited = Set<Int64>()
         var make = ""
+        var model = ""
         var makerNotes: [(range: Range<Int64>, ifd: Int64, path: String)] = []
         /// A DNG carries everything a converter needs in DNG tags, so its maker note can go whole.
         var isDNG = false
@@ -81,6 +82,9 @@ enum RawTIFFScanner {
                 if index == 0 { isDNG = ifd.entry(0xC612) != nil }
                 if index == 0, let entry = ifd.entry(0x010F) {
                     make = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if index == 0, let entry = ifd.entry(0x0110) {
+                    model = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
                 }
                 try image(ifd, path: "IFD\(index)")
                 offset = ifd.next

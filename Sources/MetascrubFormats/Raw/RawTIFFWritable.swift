@@ -22,6 +22,7 @@ extension RawTIFFLayout {
                 blank.append(range)
             }
         }
+        blank += nikon.flatMap { $0.blocks.map(\.enciphered) }
         for block in xmp {
             blank.append(block.value)
             if let ifd = block.ifd { try table(ifd, structure.order) }
