@@ -111,6 +111,23 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.count, 2)
     }
 
+    /// Canon's maker note names the model again (CanonImageType, CanonModelID): each is decided like IFD0's Model,
+    /// never left unlisted: kept with the reason where LibRaw cannot try the raw, removed where a DNG decodes the
+    /// same without it (the maker note is kept under share, so only the field goes).
+    func testCanonModelFieldsAreDecidedLikeTheModel() {
+        let stub = Run.scan(Fixture.path("raw/skeleton.cr3"))
+        let imageType = stub.findings.first { $0.item.key == "makernote:Canon.ImageType" }
+        XCTAssertEqual(imageType?.disposition, .keep)
+        XCTAssertEqual(imageType?.reason, RawDecodeBisection.untestedReason)
+        let output = dir.file("canon-share.dng")
+        let report = Run.clean(Fixture.path("raw/canon.dng"), to: output, policy: "share")
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertEqual(report.findings.first { $0.item.key == "makernote:Canon.ImageType" }?.disposition, .remove)
+        XCTAssertNotNil(Self.exiftool(Fixture.path("raw/canon.dng"))["Canon:CanonImageType"], "the fixture lacks CanonImageType")
+        XCTAssertNil(Self.exiftool(output)["Canon:CanonImageType"])
+        XCTAssertEqual(Self.ppm(Fixture.path("raw/canon.dng")), Self.ppm(output))
+    }
+
     /// A Nikon block of a version no reader's table lists may or may not be enciphered, so it is not re-enciphered:
     /// the key entries get key-equivalent values instead (8 bits of key each) and every block deciphers as before.
     func testNikonUnknownBlockVersionKeepsTheKeyInstead() throws {

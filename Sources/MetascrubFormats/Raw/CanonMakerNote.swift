@@ -10,6 +10,10 @@ enum CanonMakerNote {
         0x0007: "FirmwareVersion", 0x0008: "FileNumber", 0x0009: "OwnerName", 0x000C: "SerialNumber", 0x0028: "ImageUniqueID", 0x0035: "TimeInfo",
         0x0095: "LensModel", 0x0096: "InternalSerialNumber",
     ]
+    /// The camera's model as the note names it (ExifTool's CanonImageType and CanonModelID): IFD0's Model again,
+    /// so the same decision holds for them (`RawDecodeBisection`: removed where LibRaw decodes identically without
+    /// them, kept with the reason where it does not or cannot be tried).
+    static let modelFields: [UInt16: String] = [0x0006: "ImageType", 0x0010: "ModelID"]
     static let cameraSettingsTag: UInt16 = 0x0001
     static let lensInfoTag: UInt16 = 0x4019
 
@@ -37,6 +41,13 @@ extension RawTIFFScanner.Scanner {
             if named, entry.tag == CanonMakerNote.cameraSettingsTag, entry.value.count >= 46 {
                 let lens = entry.value.lowerBound + 44..<entry.value.lowerBound + 46
                 if try nonZero(lens) { list("makernote:CanonCs.LensType", .device, "CanonCs.LensType", lens, .blank(lens)) }
+            }
+            if let name = CanonMakerNote.modelFields[entry.tag], try nonZero(entry.value) {
+                let item = add("makernote:Canon.\(name)", .device, location: "\(path)/Canon.\(name)", range: entry.value, parent: parent,
+                               action: .drop(ifd: ifd, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: order))
+                if let parent { layout.partOf[item] = parent }
+                layout.decoderItems.insert(item)
+                continue
             }
             guard named, let name = CanonMakerNote.fields[entry.tag], try nonZero(entry.value) else { continue }
             list("makernote:Canon.\(name)", MakerNoteFields.category(name), "Canon.\(name)", entry.value,
