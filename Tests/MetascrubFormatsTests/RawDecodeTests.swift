@@ -21,12 +21,14 @@ final class RawDecodeTests: XCTestCase {
         return json?.first ?? [:]
     }
 
-    /// Identifying tags left (System and Composite tags, and zeroed dates, aside).
+    /// Identifying tags left (System and Composite tags, and values blanked in place: zeroed dates, numbers and
+    /// hex strings, empty text, aside).
     static func identifyingLeft(_ path: String) -> [String] {
         exiftool(path).compactMap { key, value in
             let group = key.split(separator: ":").first.map(String.init) ?? ""
             guard !["System", "Composite", "ExifTool", "File"].contains(group), identifying.contains(where: key.contains) else { return nil }
-            if let text = value as? String, text.hasPrefix("0000:00:00") || text.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
+            if let text = value as? String, text.allSatisfy({ "0: ".contains($0) }) { return nil }
+            if let number = value as? NSNumber, number == 0 { return nil }
             return key
         }.sorted()
     }
@@ -102,6 +104,71 @@ final class RawDecodeTests: XCTestCase {
             XCTAssertEqual(report.findings.first { $0.item.key == key }?.reason, RawDecodeBisection.neededReason, key)
         }
         XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.count, 2)
+    }
+
+    /// Phase One IIQ: the maker note right after the TIFF header holds the sensor data, so its identifying values (the
+    /// serial of the main directory and of the sensor calibration, dates, image number, firmware, lens) are blanked
+    /// where they lie. LibRaw takes Make from the note and colour matrices by the Model (IQ180).
+    func testPhaseOneIIQBlanksItsMakerNoteInPlace() {
+        let input = Fixture.path("raw/phaseone.iiq")
+        let before = Self.identifyingLeft(input)
+        for key in ["PhaseOne:SerialNumber", "PhaseOne:DateTimeOriginal", "PhaseOne:UnknownDate", "IFD0:Artist", "ExifIFD:SerialNumber",
+                    "GPS:GPSLatitude"] {
+            XCTAssertTrue(before.contains(key), "the fixture lacks \(key)")
+        }
+        let (report, output) = cleanProvingPixels("raw/phaseone.iiq")
+        XCTAssertEqual(Self.identifyingLeft(output), [])
+        let tags = Self.exiftool(output)
+        for gone in ["PhaseOne:LensModel", "PhaseOne:FirmwareVersions"] {
+            XCTAssertEqual(tags[gone] as? String, "", gone)
+        }
+        XCTAssertNil(tags["IFD0:Make"], "LibRaw takes the make from the Phase One note")
+        XCTAssertNotNil(tags["PhaseOne:ColorMatrix1"])
+        for key in ["makernote:PhaseOne.SerialNumber", "makernote:PhaseOne.SensorCalibration.SerialNumber", "makernote:PhaseOne.ImageNumber"] {
+            XCTAssertEqual(report.findings.first { $0.item.key == key }?.disposition, .remove, key)
+        }
+        XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.map(\.item.key), ["exif:Model"])
+    }
+
+    /// Sony's enciphered 0x2010 and 0x9050 blocks (ExifTool's byte substitution, zero to zero): the burst numbers,
+    /// date, shutter counts and internal serial go where ExifTool's tables place them for the model, and decipher to
+    /// zeros. ExifTool picks those tables by the Model (LibRaw reads the model from SonyModelID), so Model stays, with
+    /// its reason.
+    func testSonyEncipheredFieldsAreBlankedWhereExifToolPlacesThem() {
+        let input = Fixture.path("raw/sony.arw")
+        let original = Self.exiftool(input)
+        XCTAssertEqual(original["Sony:ShutterCount"] as? Int, 12345)
+        XCTAssertEqual(original["Sony:ShutterCount3"] as? Int, 12346)
+        XCTAssertEqual(original["Sony:InternalSerialNumber"] as? String, "a1b2c3d4")
+        XCTAssertEqual(original["Sony:SonyDateTime"] as? String, "2021:07:14 10:11:12")
+        let (report, output) = cleanProvingPixels("raw/sony.arw")
+        XCTAssertEqual(Self.identifyingLeft(output), [])
+        let tags = Self.exiftool(output)
+        XCTAssertEqual(tags["IFD0:Model"] as? String, "ILCE-3000")
+        XCTAssertEqual(report.findings.first { $0.item.key == "exif:Model" }?.reason, RawTIFFScanner.sonyModelReason)
+        XCTAssertEqual(tags["Sony:ShutterCount"] as? Int, 0)
+        XCTAssertNil(tags["Sony:ShutterCount3"], "ExifTool shows no ShutterCount3 of 0")
+        XCTAssertEqual(tags["Sony:InternalSerialNumber"] as? String, "00000000")
+        XCTAssertEqual(tags["Sony:SonyDateTime"] as? String, "0000:00:00 00:00:00")
+        XCTAssertEqual(tags["Sony:SequenceFileNumber"] as? Int, 1, "stored as 0 (ExifTool counts from one)")
+        for key in ["makernote:Sony9050.ShutterCount", "makernote:Sony9050.ShutterCount3", "makernote:Sony9050.InternalSerialNumber",
+                    "makernote:Sony2010.SonyDateTime"] {
+            XCTAssertEqual(report.findings.first { $0.item.key == key }?.disposition, .remove, key)
+        }
+    }
+
+    func testSonyFieldsFollowExifToolsTablesByModel() {
+        let lengths: [UInt16: Int64] = [0x2010: 6400, 0x9050: 944]
+        func fields(_ model: String) -> [String] {
+            SonyMakerNote.fields(model: model, lengths: lengths).map { "\(String(format4hex: $0.tag))@\($0.offset):\($0.name)" }
+        }
+        XCTAssertEqual(fields("ILCE-7RM3"), ["0x9050@58:ShutterCount", "0x9050@82:ShutterCount2", "0x9050@136:InternalSerialNumber",
+                                             "0x9050@415:ShutterCount3"])
+        XCTAssertEqual(fields("ILCE-1"), ["0x9050@58:ShutterCount", "0x9050@80:ShutterCount2", "0x9050@138:InternalSerialNumber"])
+        XCTAssertEqual(fields("SLT-A77V"), ["0x2010@0:SequenceImageNumber", "0x2010@4:SequenceFileNumber", "0x2010@438:SonyDateTime",
+                                            "0x9050@50:ShutterCount", "0x9050@240:InternalSerialNumber", "0x9050@445:ShutterCount3"])
+        XCTAssertEqual(fields("DSC-RX100M3"), [], "no 0x2010 table with dates, and 0x9050 is not read for DSC models")
+        XCTAssertEqual(SonyMakerNote.fields(model: "ILCE-7RM3", lengths: [0x9050: 64]).map(\.name), ["ShutterCount"], "only what the entry holds")
     }
 
     /// Plain (version 0101) Nikon lens data: exiv2's NikonLd2.LensIDNumber, once refused as "cannot be located",

@@ -131,7 +131,7 @@ enum MakerNoteFields {
     /// that maps 0 to 0, so a field blanked in the stored bytes deciphers to zeros. A field located wrongly would
     /// still be found by the verification's re-scan (nothing is written then).
     static let sonyArrays: [String: (UInt16, Int64)] = [
-        "Sony2010e": (0x2010, 1), "SonySInfo1": (0x3000, 1), "SonyMisc3c": (0x9400, 1), "Sony2Fp": (0x9402, 1),
+        "Sony2010": (0x2010, 1), "Sony9050": (0x9050, 1), "Sony2010e": (0x2010, 1), "SonySInfo1": (0x3000, 1), "SonyMisc3c": (0x9400, 1), "Sony2Fp": (0x9402, 1),
         "SonyMisc1": (0x9403, 1), "SonyMisc2b": (0x9404, 1),
     ]
 
