@@ -33,6 +33,13 @@ final class RawDecodeTests: XCTestCase {
         }.sorted()
     }
 
+    /// Every value ExifTool shows for `tag` (a JSON object keeps one of several tags of the same name).
+    static func values(_ path: String, _ tag: String) -> [String] {
+        let run = Tool.run(["exiftool", "-a", "-s3", "-\(tag)", path])
+        XCTAssertEqual(run.status, 0, "exiftool failed: \(run.stderr)")
+        return String(decoding: run.stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+
     /// dcraw_emu's 16-bit PPM (`-4`, plus `-w` for the camera's white balance) on standard output.
     static func ppm(_ path: String, cameraWhiteBalance: Bool = false) -> Data {
         let run = Tool.run(["dcraw_emu", "-4"] + (cameraWhiteBalance ? ["-w"] : []) + ["-Z", "-", path])
@@ -140,7 +147,9 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(original["Sony:ShutterCount"] as? Int, 12345)
         XCTAssertEqual(original["Sony:ShutterCount3"] as? Int, 12346)
         XCTAssertEqual(original["Sony:InternalSerialNumber"] as? String, "a1b2c3d4")
-        XCTAssertEqual(original["Sony:SonyDateTime"] as? String, "2021:07:14 10:11:12")
+        XCTAssertEqual(Self.values(input, "Sony:SonyDateTime"), ["2021:07:14 10:11:12", "2021:07:14 10:11:12"], "0x2010's and ShotInfo's")
+        XCTAssertEqual(original["Sony:FacesDetected"] as? Int, 1)
+        XCTAssertNotNil(original["Sony:Face1Position"])
         let (report, output) = cleanProvingPixels("raw/sony.arw")
         XCTAssertEqual(Self.identifyingLeft(output), [])
         let tags = Self.exiftool(output)
@@ -149,10 +158,12 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(tags["Sony:ShutterCount"] as? Int, 0)
         XCTAssertNil(tags["Sony:ShutterCount3"], "ExifTool shows no ShutterCount3 of 0")
         XCTAssertEqual(tags["Sony:InternalSerialNumber"] as? String, "00000000")
-        XCTAssertEqual(tags["Sony:SonyDateTime"] as? String, "0000:00:00 00:00:00")
+        XCTAssertEqual(Self.values(output, "Sony:SonyDateTime"), ["0000:00:00 00:00:00", ""])
+        XCTAssertEqual(tags["Sony:FacesDetected"] as? Int, 0)
+        XCTAssertNil(tags["Sony:Face1Position"])
         XCTAssertEqual(tags["Sony:SequenceFileNumber"] as? Int, 1, "stored as 0 (ExifTool counts from one)")
         for key in ["makernote:Sony9050.ShutterCount", "makernote:Sony9050.ShutterCount3", "makernote:Sony9050.InternalSerialNumber",
-                    "makernote:Sony2010.SonyDateTime"] {
+                    "makernote:Sony2010.SonyDateTime", "makernote:SonyShotInfo.SonyDateTime", "makernote:SonyShotInfo.FacePositions"] {
             XCTAssertEqual(report.findings.first { $0.item.key == key }?.disposition, .remove, key)
         }
     }

@@ -127,11 +127,12 @@ enum MakerNoteFields {
         return sonyArrays[group]
     }
 
-    /// Sony's binary arrays, counted in bytes; 0x2010 and the 0x94xx blocks are enciphered by a byte substitution
-    /// that maps 0 to 0, so a field blanked in the stored bytes deciphers to zeros. A field located wrongly would
-    /// still be found by the verification's re-scan (nothing is written then).
+    /// Sony's binary arrays, counted in bytes; 0x2010, 0x9050 and the 0x94xx blocks are enciphered by a byte
+    /// substitution that maps 0 to 0, so a field blanked in the stored bytes deciphers to zeros. Sony2010, Sony9050
+    /// and SonyShotInfo are `SonyMakerNote`'s (ExifTool's placements); the others exiv2's.
     static let sonyArrays: [String: (UInt16, Int64)] = [
-        "Sony2010": (0x2010, 1), "Sony9050": (0x9050, 1), "Sony2010e": (0x2010, 1), "SonySInfo1": (0x3000, 1), "SonyMisc3c": (0x9400, 1), "Sony2Fp": (0x9402, 1),
+        "Sony2010": (0x2010, 1), "Sony9050": (0x9050, 1), "SonyShotInfo": (0x3000, 1),
+        "Sony2010e": (0x2010, 1), "SonySInfo1": (0x3000, 1), "SonyMisc3c": (0x9400, 1), "Sony2Fp": (0x9402, 1),
         "SonyMisc1": (0x9403, 1), "SonyMisc2b": (0x9404, 1),
     ]
 

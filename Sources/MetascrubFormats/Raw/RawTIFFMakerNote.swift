@@ -37,7 +37,12 @@ extension RawTIFFScanner.Scanner {
                 if let modelItem, lengths[SonyMakerNote.tag2010] != nil || lengths[SonyMakerNote.tag9050] != nil {
                     layout.required[modelItem] = RawTIFFScanner.sonyModelReason
                 }
-                named += SonyMakerNote.fields(model: model, lengths: lengths).filter { MakerNoteFields.isIdentifying($0.name) }
+                var fields = SonyMakerNote.fields(model: model, lengths: lengths)
+                if let shotInfo = ifd.entries.first(where: { $0.tag == SonyMakerNote.shotInfoTag }), shotInfo.value.count <= 4096 {
+                    named.removeAll { $0.name.hasPrefix("SonySInfo1.") }
+                    fields += SonyMakerNote.shotInfoFields(try source.read(at: shotInfo.value.lowerBound, count: Int(shotInfo.value.count)))
+                }
+                named += fields.filter { MakerNoteFields.isIdentifying($0.name) }
                     .map { ($0.offset, $0.size, "\(SonyMakerNote.group($0.tag)).\($0.name)", nil) }
             }
         }

@@ -2,7 +2,8 @@
 import MetascrubCore
 
 /// The identifying fields of Sony's enciphered maker-note blocks 0x2010 and 0x9050, which exiv2 0.27 does not read
-/// (0x9050 at all, 0x2010 only in the variant it calls Sony2010e, and there it sizes the date as one byte). Where
+/// (0x9050 at all, 0x2010 only in the variant it calls Sony2010e, and there it sizes the date as one byte), and of
+/// the plain ShotInfo block 0x3000. Where
 /// each field lies depends on the model, as in ExifTool's `Sony::Tag2010b`–`e` and `Sony::Tag9050a`–`c` (the
 /// conditions below are ExifTool's, on IFD0's Model). Sony enciphers these blocks with a byte substitution that
 /// maps 0 to 0, so a field blanked in the stored bytes deciphers to zeros: nothing has to be re-enciphered.
@@ -72,8 +73,25 @@ enum SonyMakerNote {
         ]),
     ]
 
-    /// exiv2's group names for the fields here (each an array of bytes in `MakerNoteFields.sonyArrays`).
-    static func group(_ tag: UInt16) -> String { tag == tag2010 ? "Sony2010" : "Sony9050" }
+    static let shotInfoTag: UInt16 = 0x3000
+
+    /// Group names for the fields here (each an array of bytes in `MakerNoteFields.sonyArrays`).
+    static func group(_ tag: UInt16) -> String { tag == tag2010 ? "Sony2010" : tag == shotInfoTag ? "SonyShotInfo" : "Sony9050" }
+
+    /// The date and detected faces of ShotInfo (0x3000, not enciphered; ExifTool `Sony::ShotInfo`, which exiv2 0.27
+    /// does not read), from its bytes: a byte order mark, the faces' offset (0x02) and the length of one face's
+    /// entry (0x32), room for eight faces.
+    static func shotInfoFields(_ block: [UInt8]) -> [Field] {
+        guard block.count >= 0x34, block[0] == block[1], block[0] == 0x49 || block[0] == 0x4D else { return [] }
+        let order: ByteOrder = block[0] == 0x49 ? .little : .big
+        var fields = [Field(tag: shotInfoTag, offset: 0x06, size: 20, name: "SonyDateTime"),
+                      Field(tag: shotInfoTag, offset: 0x30, size: 2, name: "FacesDetected")]
+        let faces = Int(order.u16(block, 0x02)), length = Int(order.u16(block, 0x32))
+        if faces >= 0x34, faces < block.count, length > 0 {
+            fields.append(Field(tag: shotInfoTag, offset: faces, size: min(length * 8, block.count - faces), name: "FacePositions"))
+        }
+        return fields.filter { $0.offset + $0.size <= block.count }
+    }
 
     /// The fields of `model`'s blocks that lie inside the entries the note has (`lengths`: entry tag to byte count).
     static func fields(model: String, lengths: [UInt16: Int64]) -> [Field] {
