@@ -182,6 +182,27 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(SonyMakerNote.fields(model: "ILCE-7RM3", lengths: [0x9050: 64]).map(\.name), ["ShutterCount"], "only what the entry holds")
     }
 
+    /// Olympus keeps the body's and the lens's serial numbers in the Equipment sub-IFD of its maker note (exiv2's
+    /// OlympusEq), which was refused as "cannot be located": those entries now leave that IFD.
+    func testOlympusEquipmentSerialsLeaveTheirSubIFD() {
+        let input = Fixture.path("raw/olympus.orf")
+        let original = Self.exiftool(input)
+        let equipment = ["Olympus:SerialNumber", "Olympus:InternalSerialNumber", "Olympus:LensSerialNumber", "Olympus:LensModel"]
+        for key in equipment {
+            XCTAssertNotNil(original[key], "the fixture lacks \(key)")
+        }
+        let (report, output) = cleanProvingPixels("raw/olympus.orf")
+        XCTAssertEqual(Self.identifyingLeft(output), [])
+        let tags = Self.exiftool(output)
+        for gone in equipment + ["IFD0:Artist", "XMP-dc:Creator", "IPTC:By-line"] {
+            XCTAssertNil(tags[gone], "\(gone) is still there")
+        }
+        XCTAssertNotNil(tags["Olympus:CameraType2"], "the rest of the Equipment IFD stays")
+        for key in ["makernote:OlympusEq.SerialNumber", "makernote:OlympusEq.LensSerialNumber"] {
+            XCTAssertEqual(report.findings.first { $0.item.key == key }?.disposition, .remove, key)
+        }
+    }
+
     /// Plain (version 0101) Nikon lens data: exiv2's NikonLd2.LensIDNumber, once refused as "cannot be located",
     /// is found in the LensData entry and blanked. Made from encrypted.nef with its LensData version renamed.
     func testNikonPlainLensDataFieldsAreLocated() throws {

@@ -16,6 +16,8 @@ struct MakerNoteIFD {
     /// Where the IFD starts, and its byte order (a maker note may use another than the file's).
     var offset: Int64
     var order: ByteOrder
+    /// What value offsets count from.
+    var base: Int64
     var entries: [Entry]
 
     /// `note`: the maker note's file range; `make`: IFD0's Make; `order`: the file's byte order.
@@ -58,7 +60,27 @@ struct MakerNoteIFD {
             layout = nil
         }
         guard let (vendor, ifdAt, base, o) = layout else { return nil }
-        return MakerNoteIFD(vendor: vendor, offset: ifdAt, order: o, entries: try entries(source, at: ifdAt, base: base, order: o, note: note))
+        return MakerNoteIFD(vendor: vendor, offset: ifdAt, order: o, base: base,
+                            entries: try entries(source, at: ifdAt, base: base, order: o, note: note))
+    }
+
+    /// The sub-IFD that holds exiv2's `group` (Olympus' Equipment, CameraSettings... directories), nil when the group
+    /// is not one or the note has no such entry. The entry points to it (type IFD or LONG, an offset from the note's
+    /// base) or holds it (older notes: the IFD inside the value); its offsets count from the same base.
+    func subIFD(_ group: String, source: any ByteSource, note: Range<Int64>) throws -> MakerNoteIFD? {
+        guard let tag = MakerNoteFields.subIFDs[group], let entry = entries.first(where: { $0.tag == tag }) else { return nil }
+        let at: Int64
+        switch entry.type {
+        case 4, 13:
+            guard entry.value.count == 4 else { return nil }
+            at = base + Int64(order.u32(try source.read(at: entry.value.lowerBound, count: 4), 0))
+        case 7:
+            at = entry.value.lowerBound
+        default:
+            return nil
+        }
+        return MakerNoteIFD(vendor: vendor, offset: at, order: order, base: base,
+                            entries: try Self.entries(source, at: at, base: base, order: order, note: note))
     }
 
     static func entries(_ source: any ByteSource, at offset: Int64, base: Int64, order: ByteOrder, note: Range<Int64>) throws -> [Entry] {
@@ -109,6 +131,12 @@ enum MakerNoteFields {
     static let unnamed: [String: [UInt16: String]] = [
         "Fujifilm": [0x4100: "FacesDetected", 0x4103: "FacePositions", 0x4200: "NumFaceElements", 0x4201: "FaceElementTypes",
                      0x4203: "FaceElementPositions", 0x4282: "FaceRecInfo"],
+    ]
+
+    /// exiv2 groups that are IFDs of their own inside a maker note, by the tag of the entry that points to them.
+    static let subIFDs: [String: UInt16] = [
+        "OlympusEq": 0x2010, "OlympusCs": 0x2020, "OlympusRd": 0x2030, "OlympusRd2": 0x2031, "OlympusIp": 0x2040,
+        "OlympusFi": 0x2050, "OlympusRi": 0x3000,
     ]
 
     /// exiv2 groups that are binary arrays inside one maker-note entry: (the entry's tag, element size).

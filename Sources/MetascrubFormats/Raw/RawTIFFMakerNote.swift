@@ -70,6 +70,11 @@ extension RawTIFFScanner.Scanner {
                     guard plain.contains(where: { $0 != 0 }) else { continue }
                     action = .overwrite(where_, zip(stored, plain).map { $0 ^ $1 })
                 }
+            } else if let sub = try ifd.subIFD(group, source: source, note: note),
+                      let entry = sub.entries.first(where: { Int($0.tag) == field.number && Int64(field.size) == Int64($0.value.count) }) {
+                // An entry of a sub-IFD (Olympus' Equipment...) leaves that IFD, as a top-level entry leaves the note's.
+                where_ = entry.value
+                action = .drop(ifd: sub.offset, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: sub.order)
             } else {
                 if field.size >= 0 { unlocated.append(field.name) }
                 continue
