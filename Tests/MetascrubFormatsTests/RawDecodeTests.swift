@@ -203,6 +203,25 @@ final class RawDecodeTests: XCTestCase {
         }
     }
 
+    /// Pentax's maker note keeps the capture time apart from its date (exiv2's Pentax.Time), home and destination
+    /// cities, and an artist, copyright and firmware exiv2 does not read: all go with the serial and shutter count.
+    func testPentaxMakerNoteTimeCitiesAndOwnerGo() {
+        let input = Fixture.path("raw/pentax.pef")
+        let original = Self.exiftool(input)
+        let note = ["Pentax:Date", "Pentax:Time", "Pentax:HometownCity", "Pentax:DestinationCity", "Pentax:ShutterCount",
+                    "Pentax:SerialNumber", "Pentax:Artist", "Pentax:Copyright", "Pentax:FirmwareVersion"]
+        for key in note {
+            XCTAssertNotNil(original[key], "the fixture lacks \(key)")
+        }
+        let (_, output) = cleanProvingPixels("raw/pentax.pef")
+        XCTAssertEqual(Self.identifyingLeft(output), [])
+        let tags = Self.exiftool(output)
+        for gone in note + ["IFD0:Artist", "ExifIFD:SerialNumber"] {
+            XCTAssertNil(tags[gone], "\(gone) is still there")
+        }
+        XCTAssertNotNil(tags["Pentax:PentaxModelID"])
+    }
+
     /// Plain (version 0101) Nikon lens data: exiv2's NikonLd2.LensIDNumber, once refused as "cannot be located",
     /// is found in the LensData entry and blanked. Made from encrypted.nef with its LensData version renamed.
     func testNikonPlainLensDataFieldsAreLocated() throws {

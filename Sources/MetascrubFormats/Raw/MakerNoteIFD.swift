@@ -113,11 +113,14 @@ enum MakerNoteFields {
     static let identifying = [
         "Serial", "Owner", "Artist", "Copyright", "ShutterCount", "ImageCount", "FileNumber", "ImageNumber", "UniqueID",
         "UUID", "Identifier", "Date", "TimeZone", "TimeInfo", "WorldTime", "TimeStamp", "GPS", "Location", "City",
-        "Country", "Landmark", "Latitude", "Longitude", "Baby", "PetName", "TravelDay", "Title", "LensModel", "LensMake", "LensType", "LensID", "Firmware", "Face",
+        "Country", "Landmark", "Latitude", "Longitude", "Hometown", "Destination", "Baby", "PetName", "TravelDay", "Title",
+        "LensModel", "LensMake", "LensType", "LensID", "Firmware", "Face",
     ]
 
     static func isIdentifying(_ name: String) -> Bool {
-        identifying.contains { name.contains($0) }
+        // Pentax keeps the capture time apart from its date, as a field named just "Time" ("Time" alone would take
+        // ExposureTime and the like).
+        name == "Time" || identifying.contains { name.contains($0) }
     }
 
     /// Fields of notes exiv2 0.27 does not decode, by vendor and tag.
@@ -126,11 +129,12 @@ enum MakerNoteFields {
                   0x0017: "LivePhotoVideoIndex", 0x0020: "ImageCaptureRequestID", 0x002B: "PhotoIdentifier"],
     ]
 
-    /// Fields of notes exiv2 decodes without naming them (it shows them as numbers), by vendor and tag: listed
-    /// besides exiv2's names.
+    /// Fields of notes exiv2 decodes without naming them (it shows them as numbers, or not at all), by vendor and
+    /// tag, by ExifTool's names: listed besides exiv2's names.
     static let unnamed: [String: [UInt16: String]] = [
         "Fujifilm": [0x4100: "FacesDetected", 0x4103: "FacePositions", 0x4200: "NumFaceElements", 0x4201: "FaceElementTypes",
                      0x4203: "FaceElementPositions", 0x4282: "FaceRecInfo"],
+        "Pentax": [0x022E: "Artist", 0x022F: "Copyright", 0x0230: "FirmwareVersion"],
     ]
 
     /// exiv2 groups that are IFDs of their own inside a maker note, by the tag of the entry that points to them.
