@@ -137,7 +137,9 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.map(\.item.key), ["exif:Model"])
     }
 
-    /// Sony's enciphered 0x2010 and 0x9050 blocks (ExifTool's byte substitution, zero to zero): the burst numbers,
+    /// Sony's SR2Private (IFD0 0xC634, a DNG's private data tag) holds the enciphered white balance LibRaw reads: it was
+    /// refused as a needed "DNGPrivateData" in every ARW. Sony's enciphered 0x2010 and 0x9050 blocks (ExifTool's byte
+    /// substitution, zero to zero): the burst numbers,
     /// date, shutter counts and internal serial go where ExifTool's tables place them for the model, and decipher to
     /// zeros. ExifTool picks those tables by the Model (LibRaw reads the model from SonyModelID), so Model stays, with
     /// its reason.
@@ -154,6 +156,7 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(Self.identifyingLeft(output), [])
         let tags = Self.exiftool(output)
         XCTAssertEqual(tags["IFD0:Model"] as? String, "ILCE-3000")
+        XCTAssertEqual(tags["SR2SubIFD:WB_RGGBLevels"] as? String, "2100 1024 1024 1600", "SR2Private is raw data, not an item")
         XCTAssertEqual(report.findings.first { $0.item.key == "exif:Model" }?.reason, RawTIFFScanner.sonyModelReason)
         XCTAssertEqual(tags["Sony:ShutterCount"] as? Int, 0)
         XCTAssertNil(tags["Sony:ShutterCount3"], "ExifTool shows no ShutterCount3 of 0")

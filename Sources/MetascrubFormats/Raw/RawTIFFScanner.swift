@@ -43,6 +43,8 @@ enum RawTIFFScanner {
         0xC6FE: ("ProfileCopyright", .identity), 0xC7A1: ("CameraLabel", .identity), 0xCD2E: ("SemanticName", .device),
         0xCD30: ("SemanticInstanceID", .device),
     ]
+    /// DNGPrivateData in a DNG; in a Sony ARW/SR2, SR2Private.
+    static let sr2PrivateTag: UInt16 = 0xC634
     /// Panasonic RW2 keeps a full JPEG (with its own EXIF) in this IFD0 tag.
     static let jpgFromRawTag: UInt16 = 0x002E
     static let makerNoteTag: UInt16 = 0x927C
@@ -160,6 +162,10 @@ enum RawTIFFScanner {
                         layout.decoderItems.insert(item)
                         if tag == 0x0110 { modelItem = item }
                     }
+                case sr2PrivateTag where !isDNG && make.uppercased().hasPrefix("SONY"):
+                    // Sony's SR2Private, not DNG private data: the enciphered black levels, white balance and matrices
+                    // LibRaw reads (nothing that identifies), so it is raw data, not an item.
+                    continue
                 case jpgFromRawTag where path == "IFD0":
                     try embeddedJPEG(range(entry), path: "\(location)/JpgFromRaw")
                 case let tag where RawTIFFScanner.imageIFDTags.contains(tag):
