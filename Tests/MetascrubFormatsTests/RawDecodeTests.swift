@@ -137,6 +137,41 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(report.findings.filter { $0.reason == RawDecodeBisection.neededReason }.map(\.item.key), ["exif:Model"])
     }
 
+    /// LibRaw reads an IIQ's Phase One note by its magic after the header; so does the scan when no MakerNote entry
+    /// points to it (made from phaseone.iiq with that entry's tag renamed). ExifTool does not show such a note: the
+    /// canaries are looked for in the bytes.
+    func testPhaseOneNoteWithoutAMakerNoteEntryIsFoundByItsMagic() throws {
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/phaseone.iiq"))!)
+        let entry: [UInt8] = [0x7C, 0x92, 0x07, 0x00]
+        let at = try XCTUnwrap((0...bytes.count - entry.count).first { Array(bytes[$0..<$0 + entry.count]) == entry })
+        bytes[at] = 0x7D
+        let input = dir.file("no-makernote.iiq"), output = dir.file("no-makernote-clean.iiq")
+        XCTAssertTrue(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
+        XCTAssertTrue(Oracle.contains(input, "CANARY-IIQ-SERIAL"))
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        for canary in ["CANARY-IIQ-SERIAL", "CANARY-IIQ-BACK-SN", "CANARY-LENS-MODEL"] {
+            XCTAssertFalse(Oracle.contains(output, canary), canary)
+        }
+        XCTAssertEqual(Self.ppm(input, cameraWhiteBalance: true), Self.ppm(output, cameraWhiteBalance: true))
+        XCTAssertEqual(Run.clean(output, to: dir.file("no-makernote-again.iiq")).status, .clean)
+    }
+
+    /// Phase One's oldest raw formats (RawFormat 1 and 2) XOR the sensor data with a key that is DateTimeOriginal's
+    /// value: LibRaw needs the date, so the clean is refused and the refusal names it (made from phaseone.iiq).
+    func testPhaseOneRawKeyedByTheDateIsRefusedNamingIt() throws {
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("raw/phaseone.iiq"))!)
+        // RawFormat (tag 0x010E, format 4, size 4, value 0) becomes 1.
+        let entry: [UInt8] = [0x0E, 0x01, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0]
+        let at = try XCTUnwrap((0...bytes.count - entry.count).first { Array(bytes[$0..<$0 + entry.count]) == entry })
+        bytes[at + 12] = 1
+        let input = dir.file("raw1.iiq")
+        XCTAssertTrue(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
+        let report = Run.clean(input, to: dir.file("raw1-clean.iiq"))
+        XCTAssertNotEqual(report.status, .cleaned)
+        XCTAssertTrue(report.error?.message.contains("makernote:PhaseOne.DateTimeOriginal") ?? false, report.error?.message ?? "")
+    }
+
     /// Sony's SR2Private (IFD0 0xC634, a DNG's private data tag) holds the enciphered white balance LibRaw reads: it was
     /// refused as a needed "DNGPrivateData" in every ARW. Sony's enciphered 0x2010 and 0x9050 blocks (ExifTool's byte
     /// substitution, zero to zero): the burst numbers,

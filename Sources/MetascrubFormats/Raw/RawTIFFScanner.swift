@@ -107,6 +107,13 @@ enum RawTIFFScanner {
                 }
                 try makerNote(note.range, path: note.path, parent: parent)
             }
+            // LibRaw finds an IIQ's Phase One note by its magic right after the header, whether or not a MakerNote
+            // entry points to it: so does this scan.
+            let phaseOneAt = Int64(8)
+            if !makerNotes.contains(where: { $0.range.lowerBound == phaseOneAt }), structure.fileSize > phaseOneAt + 12,
+               PhaseOneMakerNote.order(try source.read(at: phaseOneAt, count: 12), main: true) != nil {
+                try phaseOneMakerNote(phaseOneAt..<structure.fileSize, path: "PhaseOne", parent: nil)
+            }
         }
 
         /// Adds one item and how the in-place clean removes it; returns its index.
