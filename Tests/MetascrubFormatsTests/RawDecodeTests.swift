@@ -21,14 +21,23 @@ final class RawDecodeTests: XCTestCase {
         return json?.first ?? [:]
     }
 
-    /// Identifying tags left (System and Composite tags, and zeroed dates, aside).
+    /// Identifying tags left (System and Composite tags, and values blanked in place: zeroed dates, numbers and
+    /// hex strings, empty text, aside).
     static func identifyingLeft(_ path: String) -> [String] {
         exiftool(path).compactMap { key, value in
             let group = key.split(separator: ":").first.map(String.init) ?? ""
             guard !["System", "Composite", "ExifTool", "File"].contains(group), identifying.contains(where: key.contains) else { return nil }
-            if let text = value as? String, text.hasPrefix("0000:00:00") || text.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
+            if let text = value as? String, text.allSatisfy({ "0: ".contains($0) }) { return nil }
+            if let number = value as? NSNumber, number == 0 { return nil }
             return key
         }.sorted()
+    }
+
+    /// Every value ExifTool shows for `tag` (a JSON object keeps one of several tags of the same name).
+    static func values(_ path: String, _ tag: String) -> [String] {
+        let run = Tool.run(["exiftool", "-a", "-s3", "-\(tag)", path])
+        XCTAssertEqual(run.status, 0, "exiftool failed: \(run.stderr)")
+        return String(decoding: run.stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
     /// dcraw_emu's 16-bit PPM (`-4`, plus `-w` for the camera's white balance) on standard output.
@@ -41,7 +50,9 @@ final class RawDecodeTests: XCTestCase {
 
     /// Cleans `fixture` under strict: cleaned, LibRaw's pixels identical (both ways), a fixed point. Returns the
     /// report and the output.
-    func cleanProvingPixels(_ fixture: String) -> (FileReport, String) {
+    func cleanProvingPixels(_ fixture: String) -> (FileReport, String) { Self.cleanProvingPixels(fixture, in: dir) }
+
+    static func cleanProvingPixels(_ fixture: String, in dir: TempDir) -> (FileReport, String) {
         let input = Fixture.path(fixture)
         let output = dir.file((fixture as NSString).lastPathComponent)
         let report = Run.clean(input, to: output)

@@ -16,6 +16,8 @@ struct MakerNoteIFD {
     /// Where the IFD starts, and its byte order (a maker note may use another than the file's).
     var offset: Int64
     var order: ByteOrder
+    /// What value offsets count from.
+    var base: Int64
     var entries: [Entry]
 
     /// `note`: the maker note's file range; `make`: IFD0's Make; `order`: the file's byte order.
@@ -58,7 +60,27 @@ struct MakerNoteIFD {
             layout = nil
         }
         guard let (vendor, ifdAt, base, o) = layout else { return nil }
-        return MakerNoteIFD(vendor: vendor, offset: ifdAt, order: o, entries: try entries(source, at: ifdAt, base: base, order: o, note: note))
+        return MakerNoteIFD(vendor: vendor, offset: ifdAt, order: o, base: base,
+                            entries: try entries(source, at: ifdAt, base: base, order: o, note: note))
+    }
+
+    /// The sub-IFD that holds exiv2's `group` (Olympus' Equipment, CameraSettings... directories), nil when the group
+    /// is not one or the note has no such entry. The entry points to it (type IFD or LONG, an offset from the note's
+    /// base) or holds it (older notes: the IFD inside the value); its offsets count from the same base.
+    func subIFD(_ group: String, source: any ByteSource, note: Range<Int64>) throws -> MakerNoteIFD? {
+        guard let tag = MakerNoteFields.subIFDs[group], let entry = entries.first(where: { $0.tag == tag }) else { return nil }
+        let at: Int64
+        switch entry.type {
+        case 4, 13:
+            guard entry.value.count == 4 else { return nil }
+            at = base + Int64(order.u32(try source.read(at: entry.value.lowerBound, count: 4), 0))
+        case 7:
+            at = entry.value.lowerBound
+        default:
+            return nil
+        }
+        return MakerNoteIFD(vendor: vendor, offset: at, order: order, base: base,
+                            entries: try Self.entries(source, at: at, base: base, order: order, note: note))
     }
 
     static func entries(_ source: any ByteSource, at offset: Int64, base: Int64, order: ByteOrder, note: Range<Int64>) throws -> [Entry] {
@@ -91,11 +113,14 @@ enum MakerNoteFields {
     static let identifying = [
         "Serial", "Owner", "Artist", "Copyright", "ShutterCount", "ImageCount", "FileNumber", "ImageNumber", "UniqueID",
         "UUID", "Identifier", "Date", "TimeZone", "TimeInfo", "WorldTime", "TimeStamp", "GPS", "Location", "City",
-        "Country", "Landmark", "Latitude", "Longitude", "Baby", "PetName", "TravelDay", "Title", "LensModel", "LensMake", "LensType", "LensID", "Firmware", "Face",
+        "Country", "Landmark", "Latitude", "Longitude", "Hometown", "Destination", "Baby", "PetName", "TravelDay", "Title",
+        "LensModel", "LensMake", "LensType", "LensID", "Firmware", "Face",
     ]
 
     static func isIdentifying(_ name: String) -> Bool {
-        identifying.contains { name.contains($0) }
+        // Pentax keeps the capture time apart from its date, as a field named just "Time" ("Time" alone would take
+        // ExposureTime and the like).
+        name == "Time" || identifying.contains { name.contains($0) }
     }
 
     /// Fields of notes exiv2 0.27 does not decode, by vendor and tag.
@@ -104,11 +129,18 @@ enum MakerNoteFields {
                   0x0017: "LivePhotoVideoIndex", 0x0020: "ImageCaptureRequestID", 0x002B: "PhotoIdentifier"],
     ]
 
-    /// Fields of notes exiv2 decodes without naming them (it shows them as numbers), by vendor and tag: listed
-    /// besides exiv2's names.
+    /// Fields of notes exiv2 decodes without naming them (it shows them as numbers, or not at all), by vendor and
+    /// tag, by ExifTool's names: listed besides exiv2's names.
     static let unnamed: [String: [UInt16: String]] = [
         "Fujifilm": [0x4100: "FacesDetected", 0x4103: "FacePositions", 0x4200: "NumFaceElements", 0x4201: "FaceElementTypes",
                      0x4203: "FaceElementPositions", 0x4282: "FaceRecInfo"],
+        "Pentax": [0x022E: "Artist", 0x022F: "Copyright", 0x0230: "FirmwareVersion"],
+    ]
+
+    /// exiv2 groups that are IFDs of their own inside a maker note, by the tag of the entry that points to them.
+    static let subIFDs: [String: UInt16] = [
+        "OlympusEq": 0x2010, "OlympusCs": 0x2020, "OlympusRd": 0x2030, "OlympusRd2": 0x2031, "OlympusIp": 0x2040,
+        "OlympusFi": 0x2050, "OlympusRi": 0x3000,
     ]
 
     /// exiv2 groups that are binary arrays inside one maker-note entry: (the entry's tag, element size).
@@ -127,10 +159,11 @@ enum MakerNoteFields {
         return sonyArrays[group]
     }
 
-    /// Sony's binary arrays, counted in bytes; 0x2010 and the 0x94xx blocks are enciphered by a byte substitution
-    /// that maps 0 to 0, so a field blanked in the stored bytes deciphers to zeros. A field located wrongly would
-    /// still be found by the verification's re-scan (nothing is written then).
+    /// Sony's binary arrays, counted in bytes; 0x2010, 0x9050 and the 0x94xx blocks are enciphered by a byte
+    /// substitution that maps 0 to 0, so a field blanked in the stored bytes deciphers to zeros. Sony2010, Sony9050
+    /// and SonyShotInfo are `SonyMakerNote`'s (ExifTool's placements); the others exiv2's.
     static let sonyArrays: [String: (UInt16, Int64)] = [
+        "Sony2010": (0x2010, 1), "Sony9050": (0x9050, 1), "SonyShotInfo": (0x3000, 1),
         "Sony2010e": (0x2010, 1), "SonySInfo1": (0x3000, 1), "SonyMisc3c": (0x9400, 1), "Sony2Fp": (0x9402, 1),
         "SonyMisc1": (0x9403, 1), "SonyMisc2b": (0x9404, 1),
     ]

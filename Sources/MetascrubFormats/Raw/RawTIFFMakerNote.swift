@@ -8,6 +8,9 @@ extension RawTIFFScanner.Scanner {
     /// `parent`: the whole maker note's item, when it can go whole (its fields are then only removed with it
     /// when the policy keeps the note).
     mutating func makerNote(_ note: Range<Int64>, path: String, parent: Int? = nil) throws {
+        if PhaseOneMakerNote.order(try source.read(at: note.lowerBound, count: Int(min(Int64(note.count), 12))), main: true) != nil {
+            return try phaseOneMakerNote(note, path: path, parent: parent)
+        }
         guard let ifd = try MakerNoteIFD.locate(source, note: note, make: make, order: structure.order) else {
             found.note(Note(.warning, code: "makernote-unknown", "maker note of an unlisted layout; it is kept as it is", offset: note.lowerBound))
             return
@@ -27,6 +30,21 @@ extension RawTIFFScanner.Scanner {
                 named.append((tag.number, tag.size, "\(tag.group).\(tag.name)", bytes.count == tag.size ? bytes : nil))
             }
             named += (MakerNoteFields.unnamed[ifd.vendor] ?? [:]).sorted { $0.key < $1.key }.map { (Int($0.key), -1, "\(ifd.vendor).\($0.value)", nil) }
+            if ifd.vendor == "Sony" {
+                // Sony's enciphered 0x2010 and 0x9050 fields by ExifTool's tables (exiv2 misses or missizes them).
+                named.removeAll { $0.name.hasPrefix("Sony2010e.") }
+                let lengths = Dictionary(ifd.entries.map { ($0.tag, Int64($0.value.count)) }) { a, _ in a }
+                if let modelItem, lengths[SonyMakerNote.tag2010] != nil || lengths[SonyMakerNote.tag9050] != nil {
+                    layout.required[modelItem] = RawTIFFScanner.sonyModelReason
+                }
+                var fields = SonyMakerNote.fields(model: model, lengths: lengths)
+                if let shotInfo = ifd.entries.first(where: { $0.tag == SonyMakerNote.shotInfoTag }), shotInfo.value.count <= 4096 {
+                    named.removeAll { $0.name.hasPrefix("SonySInfo1.") }
+                    fields += SonyMakerNote.shotInfoFields(try source.read(at: shotInfo.value.lowerBound, count: Int(shotInfo.value.count)))
+                }
+                named += fields.filter { MakerNoteFields.isIdentifying($0.name) }
+                    .map { ($0.offset, $0.size, "\(SonyMakerNote.group($0.tag)).\($0.name)", nil) }
+            }
         }
         // Where the enciphered blocks can be re-enciphered, the key entries are cleared outright; otherwise they
         // get key-equivalent values (`NikonKey`).
@@ -55,6 +73,11 @@ extension RawTIFFScanner.Scanner {
                     guard plain.contains(where: { $0 != 0 }) else { continue }
                     action = .overwrite(where_, zip(stored, plain).map { $0 ^ $1 })
                 }
+            } else if let sub = try ifd.subIFD(group, source: source, note: note),
+                      let entry = sub.entries.first(where: { Int($0.tag) == field.number && Int64(field.size) == Int64($0.value.count) }) {
+                // An entry of a sub-IFD (Olympus' Equipment...) leaves that IFD, as a top-level entry leaves the note's.
+                where_ = entry.value
+                action = .drop(ifd: sub.offset, tag: entry.tag, zero: entry.value.count > 4 ? [entry.value] : [], order: sub.order)
             } else {
                 if field.size >= 0 { unlocated.append(field.name) }
                 continue

@@ -24,6 +24,9 @@ enum RawTIFFScanner {
     static let decoderReason = "a raw converter selects its decoder and colour data by the camera's make and model"
     /// DNG requires UniqueCameraModel in IFD0: DNG readers look camera profiles up by it.
     static let uniqueCameraModelReason = "the DNG specification requires it (DNG readers look camera profiles up by it)"
+    /// Sony's enciphered maker-note blocks are laid out by model: without it, readers take the blanked blocks for
+    /// another layout and a later scan would look for the identifying fields in the wrong places.
+    static let sonyModelReason = "Sony's maker-note blocks 0x2010 and 0x9050 are laid out by the model; readers (and a later clean) locate their fields by it"
     /// Removable entries of the EXIF IFD: times, serials, owner, unique ID, comment.
     static let exifIFDTags: Set<UInt16> = [
         0x9003, 0x9004, 0x9010, 0x9011, 0x9012, 0x9290, 0x9291, 0x9292, 0x9286, 0xA420, 0xA430, 0xA431, 0xA435,
@@ -40,6 +43,8 @@ enum RawTIFFScanner {
         0xC6FE: ("ProfileCopyright", .identity), 0xC7A1: ("CameraLabel", .identity), 0xCD2E: ("SemanticName", .device),
         0xCD30: ("SemanticInstanceID", .device),
     ]
+    /// DNGPrivateData in a DNG; in a Sony ARW/SR2, SR2Private.
+    static let sr2PrivateTag: UInt16 = 0xC634
     /// Panasonic RW2 keeps a full JPEG (with its own EXIF) in this IFD0 tag.
     static let jpgFromRawTag: UInt16 = 0x002E
     static let makerNoteTag: UInt16 = 0x927C
@@ -61,7 +66,9 @@ enum RawTIFFScanner {
         var layout: RawTIFFLayout
         var visited = Set<Int64>()
         var make = ""
+        /// IFD0's Model, and its item: where Sony's enciphered fields lie depends on it (`SonyMakerNote`).
         var model = ""
+        var modelItem: Int?
         var makerNotes: [(range: Range<Int64>, ifd: Int64, path: String)] = []
         /// A DNG carries everything a converter needs in DNG tags, so its maker note can go whole.
         var isDNG = false
@@ -84,7 +91,8 @@ enum RawTIFFScanner {
                     make = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
                 }
                 if index == 0, let entry = ifd.entry(0x0110) {
-                    model = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
+                    let text = try structure.bytes(source, entry).prefix { $0 != 0 }
+                    model = String(decoding: text.reversed().drop { $0 == 0x20 }.reversed(), as: UTF8.self)
                 }
                 try image(ifd, path: "IFD\(index)")
                 offset = ifd.next
@@ -98,6 +106,13 @@ enum RawTIFFScanner {
                                  action: .drop(ifd: note.ifd, tag: RawTIFFScanner.makerNoteTag, zero: [note.range]))
                 }
                 try makerNote(note.range, path: note.path, parent: parent)
+            }
+            // LibRaw finds an IIQ's Phase One note by its magic right after the header, whether or not a MakerNote
+            // entry points to it: so does this scan.
+            let phaseOneAt = Int64(8)
+            if !makerNotes.contains(where: { $0.range.lowerBound == phaseOneAt }), structure.fileSize > phaseOneAt + 12,
+               PhaseOneMakerNote.order(try source.read(at: phaseOneAt, count: 12), main: true) != nil {
+                try phaseOneMakerNote(phaseOneAt..<structure.fileSize, path: "PhaseOne", parent: nil)
             }
         }
 
@@ -149,9 +164,15 @@ enum RawTIFFScanner {
                         let item = add("exif:UniqueCameraModel", .device, location: location, range: range(entry), value: text(entry), action: nil)
                         layout.required[item] = RawTIFFScanner.uniqueCameraModelReason
                     } else {
-                        layout.decoderItems.insert(add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry),
-                                                       value: text(entry), action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry))))
+                        let item = add("exif:\(RawTIFFScanner.decoderTags[tag]!)", .device, location: location, range: range(entry),
+                                       value: text(entry), action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
+                        layout.decoderItems.insert(item)
+                        if tag == 0x0110 { modelItem = item }
                     }
+                case sr2PrivateTag where !isDNG && make.uppercased().hasPrefix("SONY"):
+                    // Sony's SR2Private, not DNG private data: the enciphered black levels, white balance and matrices
+                    // LibRaw reads (nothing that identifies), so it is raw data, not an item.
+                    continue
                 case jpgFromRawTag where path == "IFD0":
                     try embeddedJPEG(range(entry), path: "\(location)/JpgFromRaw")
                 case let tag where RawTIFFScanner.imageIFDTags.contains(tag):

@@ -73,6 +73,13 @@ public enum FormatRegistry {
             MediaFormat(id: "raf", name: "Fujifilm RAF", kind: .raw),
             detect: { Magic.ascii($0, "FUJIFILMCCD-RAW") }, handler: RawTIFFFormat(.raf),
             capabilities: Capabilities([.exif: .remove, .xmp: .remove, .embedded: .remove])),
+        // Phase One IIQ: a TIFF whose sensor data and calibration sit in Phase One's maker note right after the
+        // header ("IIII" at byte 8, `PhaseOneMakerNote`); cleaned in place like the other TIFF-based raws. It holds no
+        // embedded files.
+        FormatEntry(
+            MediaFormat(id: "iiq", name: "Phase One IIQ", kind: .raw),
+            detect: { Magic.isTIFF($0) && Magic.ascii($0, "IIII", at: 8) }, handler: RawTIFFFormat(),
+            capabilities: Capabilities([.exif: .remove, .xmp: .remove, .iptc: .remove])),
         // A DNG whose IFD0 lies in the first bytes; other DNGs and the TIFF-based raws without a magic of their
         // own (NEF/NRW, ARW/SR2, PEF) are recognised by the TIFF row's scanner and cleaned by the same raw cleaner.
         FormatEntry(
