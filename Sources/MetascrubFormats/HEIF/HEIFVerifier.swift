@@ -16,7 +16,7 @@ enum HEIFVerifier {
         func fail(_ detail: String) -> ContentCheck { ContentCheck(method: method, passed: false, detail: detail) }
         guard a.primaryID == b.primaryID else { return fail("the primary item changed from \(a.primaryID) to \(b.primaryID)") }
         var compared = 0
-        var identical: [(original: Range<Int64>, cleaned: Range<Int64>)] = []
+        var identical = IdenticalRanges()
         for item in b.meta.items where item.isImage || b.roles[item.id] == .input {
             let id = item.id
             guard let old = a.meta.item(id), old.type == item.type else { return fail("item \(id) is not the same item as before") }
@@ -45,7 +45,7 @@ enum HEIFVerifier {
         var check = ContentCheck(method: method, passed: true)
         // The coded data just compared is the residue proof's to skip, as a JPEG's entropy-coded data is: searching
         // it again was most of a HEIC batch's CPU (issue 25, round 3).
-        check.identical = identical
+        check.identical = identical.pairs
         return check
     }
 
@@ -70,12 +70,12 @@ enum HEIFVerifier {
     /// HEIC batch, perf, issue 19).
     /// Each pair of pieces found equal is added to `proven`.
     static func sameBytes(_ a: any ByteSource, _ x: [Range<Int64>], _ b: any ByteSource, _ y: [Range<Int64>],
-                          proven: inout [(original: Range<Int64>, cleaned: Range<Int64>)]) throws -> Bool {
+                          proven: inout IdenticalRanges) throws -> Bool {
         var left = x.filter { !$0.isEmpty }[...], right = y.filter { !$0.isEmpty }[...]
         while let l = left.first, let r = right.first {
             let n = min(Int64(l.count), Int64(r.count))
             guard try ByteComparison.equal(a, l.lowerBound..<l.lowerBound + n, b, r.lowerBound..<r.lowerBound + n) else { return false }
-            proven.append((l.lowerBound..<l.lowerBound + n, r.lowerBound..<r.lowerBound + n))
+            proven.add(l.lowerBound..<l.lowerBound + n, r.lowerBound..<r.lowerBound + n)
             left[left.startIndex] = (l.lowerBound + n)..<l.upperBound
             right[right.startIndex] = (r.lowerBound + n)..<r.upperBound
             if left.first!.isEmpty { left = left.dropFirst() }
