@@ -14,6 +14,7 @@ struct HookCommand: ParsableCommand {
 
     struct Install: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "install",
             abstract: "Write .git/hooks/pre-commit (or under core.hooksPath).",
             discussion: """
                 check: the commit is blocked while a staged file carries metadata the policy removes \
@@ -46,7 +47,7 @@ struct HookCommand: ParsableCommand {
     }
 
     struct Uninstall: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the pre-commit hook metascrub installed (and only that).")
+        static let configuration = CommandConfiguration(commandName: "uninstall", abstract: "Remove the pre-commit hook metascrub installed (and only that).")
 
         func run() throws {
             let outcome = try runUsage { try HookInstaller(directory: FileManager.default.currentDirectoryPath).uninstall() }

@@ -11,7 +11,7 @@ struct PolicyCommand: ParsableCommand {
     )
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the shipped policies.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the shipped policies.")
         func run() throws {
             for name in PolicyCatalog.names {
                 let policy = try PolicyCatalog.builtin(name)
@@ -22,7 +22,7 @@ struct PolicyCommand: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print a shipped policy's YAML.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Print a shipped policy's YAML.")
         @Argument(help: "Policy name.") var name: String
         func run() throws {
             guard let source = PolicyCatalog.source(of: name) else {
@@ -34,7 +34,7 @@ struct PolicyCommand: ParsableCommand {
     }
 
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Validate a policy file; errors name file, line and key.")
+        static let configuration = CommandConfiguration(commandName: "check", abstract: "Validate a policy file; errors name file, line and key.")
         @Argument(help: "Policy YAML file.") var file: String
         func run() throws {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {

@@ -24,6 +24,17 @@ final class ResidueProofTests: XCTestCase {
         XCTAssertTrue(report.error?.message.contains("exif:GPSLatitude at byte") ?? false, report.error?.message ?? "")
     }
 
+    /// The formats whose content check names the image or sample data it compared byte for byte, which the proof
+    /// then skips (issue 25, round 3: PNG IDAT, HEIF coded items, MP4 samples): a forgotten item outside that data,
+    /// or inside a sample (an SEI payload, whose bytes the comparison skips), is still found.
+    func testForgottenItemsAreFoundBesideProvenImageAndSampleData() async throws {
+        for (fixture, key) in [("png/text.png", "png:text:Author"), ("heic/exif-xmp.heic", "exif:Artist"),
+                               ("mp4/location.mp4", "mp4:keys/title"), ("mp4/x264-sei.mp4", "h264:sei/encoder-settings")] {
+            let report = try await refused(fixture, forgetting: key)
+            XCTAssertTrue(report.error?.message.contains("\(key) at byte") ?? false, "\(fixture): \(report.error?.message ?? "")")
+        }
+    }
+
     /// Under --show-values the report may say what was found.
     func testShowValuesNamesTheValue() async throws {
         let report = try await refused("jpeg/gps-full.jpg", forgetting: "exif:Artist", showValues: true)
@@ -179,8 +190,15 @@ final class ResidueProofTests: XCTestCase {
     static func forgetful(_ key: String, for path: String) throws -> [FormatEntry] {
         let head = Array(try XCTUnwrap(FileManager.default.contents(atPath: path)).prefix(Magic.headLength))
         let real = try XCTUnwrap(FormatRegistry.detect(head))
-        XCTAssertEqual(real.format.id, "jpeg", "the forgetful cleaner wraps the JPEG handler")
-        return [FormatEntry(real.format, detect: real.detect, handler: ForgetfulCleaner(JPEGFormat(), key: key), capabilities: real.capabilities)]
+        let handler: any FormatHandler
+        switch real.format.id {
+        case "jpeg": handler = ForgetfulCleaner(JPEGFormat(), key: key)
+        case "png": handler = ForgetfulCleaner(PNGFormat(), key: key)
+        case "heif": handler = ForgetfulCleaner(HEIFFormat(), key: key)
+        case "mp4": handler = ForgetfulCleaner(MP4Format(), key: key)
+        default: throw XCTSkip("no forgetful cleaner for \(real.format.id)")
+        }
+        return [FormatEntry(real.format, detect: real.detect, handler: handler, capabilities: real.capabilities)]
     }
 }
 

@@ -32,7 +32,8 @@ struct ResidueProof {
             guard roles.removed(index) || !roles.exempt(index), let offset = roles.items[index].offset else { return nil }
             return offset..<offset + max(1, roles.items[index].length ?? 1)
         }
-        let skipped = copies.filter { copy in !loose.contains { $0.overlaps(copy.original) } }.map(\.cleaned)
+        let looseIndex = RangeOverlaps(loose)
+        let skipped = copies.filter { !looseIndex.overlap($0.original) }.map(\.cleaned)
         let suspicious = try search.hits(in: cleaned, skipping: skipped).filter { hit in
             let span = hit.offset..<hit.offset + Int64(canaries[hit.pattern].bytes.count)
             return !keptInOutput.contains { $0.lowerBound <= span.lowerBound && span.upperBound <= $0.upperBound }
@@ -82,5 +83,31 @@ struct ResidueProof {
             }
         }
         return (accounted, valueTexts)
+    }
+}
+
+/// Whether any of many ranges overlaps a given one, in O(log n) a question: a long video's content check names
+/// thousands of compared pieces and it may remove as many SEI payloads, and testing every pair was quadratic.
+struct RangeOverlaps {
+    /// The ranges' starts, sorted, and the furthest end among the ranges up to each.
+    private let starts: [Int64]
+    private let reach: [Int64]
+
+    init(_ ranges: [Range<Int64>]) {
+        let sorted = ranges.filter { !$0.isEmpty }.sorted { $0.lowerBound < $1.lowerBound }
+        starts = sorted.map(\.lowerBound)
+        var furthest = Int64.min
+        reach = sorted.map { furthest = max(furthest, $0.upperBound); return furthest }
+    }
+
+    /// Some range starts before `range` ends and ends after it starts.
+    func overlap(_ range: Range<Int64>) -> Bool {
+        guard !range.isEmpty else { return false }
+        var lo = 0, hi = starts.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if starts[mid] < range.upperBound { lo = mid + 1 } else { hi = mid }
+        }
+        return lo > 0 && reach[lo - 1] > range.lowerBound
     }
 }

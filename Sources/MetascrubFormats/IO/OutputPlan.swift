@@ -84,6 +84,13 @@ enum ByteComparison {
     /// Equality of two same-sized ranges, ignoring the bytes that lie in `holes` (original offsets, sorted): the
     /// places a cleaner overwrote on purpose, such as neutralised SEI payloads.
     static func equal(_ a: any ByteSource, _ x: Range<Int64>, _ b: any ByteSource, _ y: Range<Int64>, skipping holes: [Range<Int64>]) throws -> Bool {
+        var unused = IdenticalRanges()
+        return try equal(a, x, b, y, skipping: holes, proving: &unused)
+    }
+
+    /// The same, adding each piece between holes that it compared to `proven`.
+    static func equal(_ a: any ByteSource, _ x: Range<Int64>, _ b: any ByteSource, _ y: Range<Int64>, skipping holes: [Range<Int64>],
+                      proving proven: inout IdenticalRanges) throws -> Bool {
         guard x.count == y.count else { return false }
         var at = x.lowerBound
         // Binary search to the first hole that ends inside x: a long video has a hole in every sample, and a
@@ -96,11 +103,18 @@ enum ByteComparison {
         for hole in holes[lo...] {
             if hole.lowerBound >= x.upperBound { break }
             guard hole.overlaps(x) else { continue }
-            if hole.lowerBound > at, try !equal(a, at..<hole.lowerBound, b, shifted(at..<hole.lowerBound, x, y)) { return false }
+            if hole.lowerBound > at {
+                let piece = at..<hole.lowerBound
+                guard try equal(a, piece, b, shifted(piece, x, y)) else { return false }
+                proven.add(piece, shifted(piece, x, y))
+            }
             at = max(at, hole.upperBound)
         }
         guard at < x.upperBound else { return true }
-        return try equal(a, at..<x.upperBound, b, shifted(at..<x.upperBound, x, y))
+        let rest = at..<x.upperBound
+        guard try equal(a, rest, b, shifted(rest, x, y)) else { return false }
+        proven.add(rest, shifted(rest, x, y))
+        return true
     }
 
     /// `r` (inside `x`) moved to where `x` starts in `y`.
