@@ -140,7 +140,9 @@ enum MakerNoteFields {
     /// exiv2 groups that are IFDs of their own inside a maker note, by the tag of the entry that points to them.
     static let subIFDs: [String: UInt16] = [
         "OlympusEq": 0x2010, "OlympusCs": 0x2020, "OlympusRd": 0x2030, "OlympusRd2": 0x2031, "OlympusIp": 0x2040,
-        "OlympusFi": 0x2050, "OlympusRi": 0x3000,
+        "OlympusFi": 0x2050, "OlympusRi": 0x3000, "OlympusFe1": 0x2100, "OlympusFe2": 0x2200, "OlympusFe3": 0x2300,
+        "OlympusFe4": 0x2400, "OlympusFe5": 0x2500, "OlympusFe6": 0x2600, "OlympusFe7": 0x2700, "OlympusFe8": 0x2800,
+        "OlympusFe9": 0x2900,
     ]
 
     /// exiv2 groups that are binary arrays inside one maker-note entry: (the entry's tag, element size).
