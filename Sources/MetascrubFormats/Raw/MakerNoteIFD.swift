@@ -148,7 +148,7 @@ enum MakerNoteFields {
     /// exiv2 groups that are binary arrays inside one maker-note entry: (the entry's tag, element size).
     static let arrays: [String: (UInt16, Int64)] = [
         "CanonCs": (0x0001, 2), "CanonSi": (0x0004, 2), "CanonPa": (0x0005, 2), "CanonCf": (0x000F, 2), "CanonPi": (0x0012, 2),
-        "CanonFi": (0x0093, 2), "CanonPr": (0x00A0, 2),
+        "CanonFi": (0x0093, 2), "CanonPr": (0x00A0, 2), "CanonTi": (0x0035, 4),
     ]
 
     /// The binary array an exiv2 group lives in, by its name; Nikon's lens data (NikonLd1–4) and shot info
