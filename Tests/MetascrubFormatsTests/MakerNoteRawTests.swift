@@ -136,9 +136,26 @@ final class MakerNoteRawTests: XCTestCase {
             XCTAssertNil(tags[gone], "\(gone) is still there")
         }
         XCTAssertNotNil(tags["Olympus:CameraType2"], "the rest of the Equipment IFD stays")
-        for key in ["makernote:OlympusEq.SerialNumber", "makernote:OlympusEq.LensSerialNumber"] {
+        for key in ["makernote:OlympusEq.SerialNumber", "makernote:OlympusEq.LensSerialNumber", "makernote:OlympusFe1.BodyFirmwareVersion"] {
             XCTAssertEqual(report.findings.first { $0.item.key == key }?.disposition, .remove, key)
         }
+    }
+
+    /// Canon's TimeInfo (0x0035; exiv2's CanonTi: time zone, its city, daylight saving) is an array of 32-bit values:
+    /// the zone and the city are blanked in place. A CR2 with it (every Canon body since 2012) was refused as
+    /// "cannot be located".
+    func testCanonTimeInfoIsBlankedInPlace() {
+        let input = Fixture.path("raw/timeinfo.cr2"), output = dir.file("timeinfo.cr2")
+        let original = RawDecodeTests.exiftool(input)
+        XCTAssertEqual(original["Canon:TimeZone"] as? String, "+01:00")
+        XCTAssertNotEqual(original["Canon:TimeZoneCity"] as? String, "n/a")
+        let report = Run.clean(input, to: output)
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        let tags = RawDecodeTests.exiftool(output)
+        XCTAssertEqual(tags["Canon:TimeZone"] as? String, "+00:00")
+        XCTAssertEqual(tags["Canon:TimeZoneCity"] as? String, "n/a")
+        XCTAssertEqual(RawDecodeTests.identifyingLeft(output), [])
+        XCTAssertEqual(Run.clean(output, to: dir.file("timeinfo-again.cr2")).status, .clean)
     }
 
     /// Pentax's maker note keeps the capture time apart from its date (exiv2's Pentax.Time), home and destination

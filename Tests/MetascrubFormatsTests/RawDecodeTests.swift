@@ -158,6 +158,20 @@ final class RawDecodeTests: XCTestCase {
         XCTAssertEqual(Self.ppm(input, cameraWhiteBalance: true), Self.ppm(output, cameraWhiteBalance: true))
     }
 
+    /// Panasonic RW2: the preview's EXIF (its own Artist, Software, GPS) goes with the JpgFromRaw's APP1, the RW2's
+    /// IFD0 fields, XMP and IPTC with their entries; LibRaw's Panasonic decoder reads the same sensor data.
+    func testPanasonicRW2CleansWithItsPreviewsEXIF() {
+        let input = Fixture.path("raw/panasonic.rw2")
+        XCTAssertTrue(Self.identifyingLeft(input).contains("IFD0:Artist"), "the fixture lacks an artist")
+        let (report, output) = cleanProvingPixels("raw/panasonic.rw2")
+        XCTAssertEqual(Self.identifyingLeft(output), [])
+        let tags = Self.exiftool(output)
+        for gone in ["IFD0:Software", "XMP-dc:Creator", "IPTC:By-line", "GPS:GPSLatitude"] {
+            XCTAssertNil(tags[gone], "\(gone) is still there")
+        }
+        XCTAssertEqual(report.findings.first { $0.item.key == "preview:APP1" }?.item.category, .embedded)
+    }
+
     /// Plain (version 0101) Nikon lens data: exiv2's NikonLd2.LensIDNumber, once refused as "cannot be located",
     /// is found in the LensData entry and blanked. Made from encrypted.nef with its LensData version renamed.
     func testNikonPlainLensDataFieldsAreLocated() throws {

@@ -140,13 +140,15 @@ enum MakerNoteFields {
     /// exiv2 groups that are IFDs of their own inside a maker note, by the tag of the entry that points to them.
     static let subIFDs: [String: UInt16] = [
         "OlympusEq": 0x2010, "OlympusCs": 0x2020, "OlympusRd": 0x2030, "OlympusRd2": 0x2031, "OlympusIp": 0x2040,
-        "OlympusFi": 0x2050, "OlympusRi": 0x3000,
+        "OlympusFi": 0x2050, "OlympusRi": 0x3000, "OlympusFe1": 0x2100, "OlympusFe2": 0x2200, "OlympusFe3": 0x2300,
+        "OlympusFe4": 0x2400, "OlympusFe5": 0x2500, "OlympusFe6": 0x2600, "OlympusFe7": 0x2700, "OlympusFe8": 0x2800,
+        "OlympusFe9": 0x2900,
     ]
 
     /// exiv2 groups that are binary arrays inside one maker-note entry: (the entry's tag, element size).
     static let arrays: [String: (UInt16, Int64)] = [
         "CanonCs": (0x0001, 2), "CanonSi": (0x0004, 2), "CanonPa": (0x0005, 2), "CanonCf": (0x000F, 2), "CanonPi": (0x0012, 2),
-        "CanonFi": (0x0093, 2), "CanonPr": (0x00A0, 2),
+        "CanonFi": (0x0093, 2), "CanonPr": (0x00A0, 2), "CanonTi": (0x0035, 4),
     ]
 
     /// The binary array an exiv2 group lives in, by its name; Nikon's lens data (NikonLd1–4) and shot info
