@@ -135,7 +135,7 @@ public struct PosixFileSystem: FileSystem {
         if Glibc.fsync(fd) != 0 { throw MetascrubError.io(operation: "fsync", path: path, errno: errno) }
     }
 
-    public func startWriteback(_ fd: Int32) { _ = ms_start_writeback(fd) }
+    public func startWriteback(_ fd: Int32) { WritebackStarter.start(fd) }
 
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }
 

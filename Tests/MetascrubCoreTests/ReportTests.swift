@@ -38,6 +38,25 @@ final class ReportTests: XCTestCase {
         XCTAssertEqual(decoded, report)
     }
 
+    /// A report of many files is encoded a file at a time on every core and spliced (issue 25, round 3): its bytes are
+    /// the single encoder's, whatever the values hold (newlines, quotes, slashes, non-ASCII, empty lists).
+    func testManyFilesRenderTheSameBytesAsOneEncoder() throws {
+        var files: [FileReport] = []
+        for index in 0..<(ParallelJSONReport.minimumFiles * 3 + 1) {
+            var report = sampleReport(value: "line one\nline \"two\" / été \(index)").files[index % 3]
+            report.path = "dir/\(index)\n.jpg"
+            if index % 5 == 0 { report.findings = [] }
+            if index % 7 == 0 { report.notes = [Note(.warning, code: "odd", "a note\nover two lines")] }
+            files.append(report)
+        }
+        let report = Report(tool: .init(version: "0.0.0-test"), command: .scan, policy: .init(name: "strict", digest: "sha256:x"), files: files)
+        let single = String(decoding: try JSONReportRenderer.encoder().encode(report), as: UTF8.self) + "\n"
+        XCTAssertNotNil(try ParallelJSONReport.render(report, encoder: JSONReportRenderer.encoder), "the spliced path was not taken")
+        XCTAssertEqual(try JSONReportRenderer().render(report), single)
+        let few = Report(tool: report.tool, command: .scan, policy: report.policy, files: Array(files.prefix(3)))
+        XCTAssertEqual(try JSONReportRenderer().render(few), String(decoding: try JSONReportRenderer.encoder().encode(few), as: UTF8.self) + "\n")
+    }
+
     func testSummaryCountsStatusesAndRemovedCategories() {
         let summary = sampleReport().summary
         XCTAssertEqual(summary.files, 3)

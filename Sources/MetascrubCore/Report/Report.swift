@@ -149,12 +149,14 @@ public struct FileReport: Sendable, Codable, Equatable {
     /// The findings removed (clean) or to remove (scan): those at the top, and those inside an embedded file that
     /// is itself kept and cleaned. Items of a removed cover went with it and are not counted again.
     public var removedFindings: [Finding] {
+        // Walked by index: copying each finding (its item's strings) on the way up was a visible part of a batch's
+        // summary (issue 25, round 3).
         findings.indices.filter { index in
-            var finding = findings[index]
-            guard finding.counts else { return false }
-            while let parent = finding.item.parent, findings.indices.contains(parent) {
-                finding = findings[parent]
-                if finding.counts { return false }
+            guard findings[index].counts else { return false }
+            var at = index
+            while let parent = findings[at].item.parent, findings.indices.contains(parent) {
+                at = parent
+                if findings[at].counts { return false }
             }
             return true
         }.map { findings[$0] }

@@ -24,8 +24,16 @@ public struct JSONReportRenderer: ReportRenderer {
     public init() {}
 
     public func render(_ report: Report) throws -> String {
+        if let bytes = try ParallelJSONReport.render(report, encoder: Self.encoder) {
+            return String(decoding: bytes, as: UTF8.self) + "\n"
+        }
+        return String(decoding: try Self.encoder().encode(report), as: UTF8.self) + "\n"
+    }
+
+    /// Pretty-printed with sorted keys: the same report always gives the same bytes.
+    @Sendable static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
+        return encoder
     }
 }
