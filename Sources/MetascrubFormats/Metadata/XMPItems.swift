@@ -72,18 +72,22 @@ public enum XMPItems {
         for tag in decoded {
             guard let (prefix, name) = topLevel(tag.key) else { continue }
             let exivKey = "Xmp.\(prefix).\(name)"
-            if let index = seen[exivKey] {
+            let index: Int
+            if let known = seen[exivKey] {
+                index = known
                 if options.includeValues, let value = items[index].value, value.count < 200 {
                     items[index].value = value + "; " + tag.value
                 }
-                continue
+            } else {
+                items.append(MetadataItem(
+                    key: "xmp:\(prefix):\(name)", category: category(prefix: prefix, name: name),
+                    location: "\(location)/\(prefix):\(name)", offset: origin, length: Int64(tag.size),
+                    value: options.includeValues ? String(tag.value.prefix(200)) : nil))
+                index = items.count - 1
+                seen[exivKey] = index
+                keys[index] = exivKey
             }
-            items.append(MetadataItem(
-                key: "xmp:\(prefix):\(name)", category: category(prefix: prefix, name: name),
-                location: "\(location)/\(prefix):\(name)", offset: origin, length: Int64(tag.size),
-                value: options.includeValues ? String(tag.value.prefix(200)) : nil))
-            seen[exivKey] = items.count - 1
-            keys[items.count - 1] = exivKey
+            positions(in: tag.value, property: index, options: options, items: &items)
         }
         if decoded.isEmpty {
             // An empty packet (only the wrapper) is still a block: an item so the policy can drop it.
@@ -92,6 +96,22 @@ public enum XMPItems {
             keys[items.count - 1] = "*"
         }
         return keys
+    }
+
+    /// A position written into a property's text (a description, a title, a keyword) is an item inside the
+    /// property, and decides it, as in EXIF text (`ContentInspector`). Property offsets are the packet's.
+    static func positions(in value: String, property: Int, options: ScanOptions, items: inout [MetadataItem]) {
+        guard items[property].category != .location else { return }
+        let bytes = Array(value.utf8.prefix(ContentInspector.limit))
+        for (match, _) in ContentInspector.locations(in: bytes) where match.kind != .element {
+            let key = "inspect:location:\(match.kind.rawValue)"
+            guard !items[property...].contains(where: { $0.parent == property && $0.key == key }) else { continue }
+            let range = match.range.clamped(to: 0..<bytes.count)
+            items.append(MetadataItem(
+                key: key, category: .location, location: "\(items[property].location) > location", offset: items[property].offset,
+                length: Int64(range.count), value: options.includeValues ? ValueText.render(bytes[range]) : nil,
+                detail: "\(match.kind.what) inside \(items[property].key)", parent: property))
+        }
     }
 
     /// The rebuilt packet: unchanged when everything is kept, nil when nothing is.

@@ -181,6 +181,7 @@ enum RawTIFFScanner {
                     if tag == TIFFScanner.photoshopTag { (key, category) = ("photoshop:resources", .content) }
                     let parent = add(key, category, location: location, range: range(entry), value: text(entry),
                                      action: .drop(ifd: ifd.offset, tag: tag, zero: outOfLine(entry)))
+                    try inspectText(parent, entry)
                     if tag == 0xC634 { try dngPrivateMakerNote(range(entry), path: location, parent: parent) }
                     if tag == TIFFScanner.iptcTag || tag == TIFFScanner.photoshopTag, entry.byteCount <= TIFFScanner.parseLimit {
                         let first = found.next, block = try structure.bytes(source, entry), options = options
@@ -237,10 +238,19 @@ enum RawTIFFScanner {
                     makerNotes.append((range(entry), ifd.offset, "\(path)/MakerNote"))
                 } else if RawTIFFScanner.exifIFDTags.contains(entry.tag) {
                     let (key, category) = name(entry.tag, directory: .exif)
-                    add(key, category, location: location, range: range(entry), value: text(entry),
-                        action: .drop(ifd: ifd.offset, tag: entry.tag, zero: outOfLine(entry)))
+                    let item = add(key, category, location: location, range: range(entry), value: text(entry),
+                                   action: .drop(ifd: ifd.offset, tag: entry.tag, zero: outOfLine(entry)))
+                    try inspectText(item, entry)
                 }
             }
+        }
+
+        /// Free text (descriptions, comments, XP fields) as in any EXIF block (`ExifItems`): a position written
+        /// into it is an item inside the entry, and decides it.
+        mutating func inspectText(_ item: Int, _ entry: TIFFStructure.Entry) throws {
+            guard found.items[item].category != .location, entry.type == 2 || ExifItems.textTags.contains(entry.tag),
+                  entry.byteCount <= ContentInspector.limit else { return }
+            found.inspect(item, payload: try structure.bytes(source, entry), origin: entry.valueOffset)
         }
 
         /// The GPS IFD goes whole: its pointer entry out, its table and values zeroed.
