@@ -24,8 +24,7 @@ enum NikonKey {
             if text.allSatisfy(digit) {
                 // The key uses the number's low byte; its decimal form keeps it (at most 3 digits, the serial has
                 // at least as many unless it has leading zeros, which the shorter form drops).
-                let low = text.reduce(0) { ($0 * 10 + Int($1 - 0x30)) & 0xFF }
-                kept = Array(String(low).utf8)
+                kept = Array(String(NikonCipher.serialKey(Array(text), model: "")).utf8)
             } else {
                 // Any non-digit makes readers take the model's constant: one non-digit does the same.
                 kept = Array("-".utf8)
@@ -34,7 +33,7 @@ enum NikonKey {
             return kept + [UInt8](repeating: 0, count: value.count - kept.count)
         case shutterCountTag:
             guard value.count == 4 else { return nil }
-            let key = value.reduce(0, ^)
+            let key = NikonCipher.countKey(value)
             // The four bytes still XOR to the key; read as a number, it is the key.
             return order == .little ? [key, 0, 0, 0] : [0, 0, 0, key]
         default:

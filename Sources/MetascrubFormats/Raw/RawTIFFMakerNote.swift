@@ -106,8 +106,11 @@ extension RawTIFFScanner.Scanner {
             let item = add("makernote:\(field.name)", MakerNoteFields.category(field.name), location: "\(path)/\(field.name)", range: where_,
                            value: options.includeValues ? ValueText.render(value[...]) : nil, parent: parent, action: action)
             if let parent { layout.partOf[item] = parent }
-            if ifd.vendor == "Nikon", UInt16(exactly: field.number) == NikonKey.serialTag { recipher?.serialItem = item }
-            if ifd.vendor == "Nikon", UInt16(exactly: field.number) == NikonKey.shutterCountTag { recipher?.countItem = item }
+            switch UInt16(exactly: field.number) {
+            case NikonKey.serialTag?: recipher?.serialItem = item
+            case NikonKey.shutterCountTag?: recipher?.countItem = item
+            default: break
+            }
         }
         if let recipher, recipher.serialItem != nil || recipher.countItem != nil { layout.nikon.append(recipher) }
         if ifd.vendor == "Canon" {
