@@ -83,8 +83,10 @@ public struct ExifItems: Sendable {
                     isUnknown: known == nil))
                 map.entryOfItem[items.count - 1] = (directory, index)
                 // Free text (descriptions, comments, artist, XP* fields) is kept or dropped per entry: a position
-                // written into it is an item inside the entry, and decides it.
-                if directory != .gps, category != .location, entry.type == 2 || textTags.contains(entry.tag) {
+                // written into it is an item inside the entry, and decides it. Byte and undefined entries are read too:
+                // a writer may type any text field so (an UNDEFINED ImageDescription), and IFD0's XMP (0x02BC) is bytes.
+                if directory != .gps, category != .location, entry.tag != ExifBlock.makerNote,
+                   [1, 2, 7].contains(entry.type) || textTags.contains(entry.tag) {
                     ContentInspector.inspect(entry.value, origin: origin + Int64(entry.valueOffset), parent: items.count - 1,
                                              options: options, items: &items, notes: &notes)
                 }
