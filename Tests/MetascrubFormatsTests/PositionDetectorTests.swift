@@ -83,4 +83,20 @@ final class PositionDetectorTests: XCTestCase {
             XCTAssertNil(bytes.range(of: needle.data(using: .utf16BigEndian)!), needle)
         }
     }
+
+    /// A HEIF `udes` description that states a position is read under `location`, which keeps descriptions: the
+    /// property goes and the output holds no position.
+    func testHEIFUserDescriptionIsRead() throws {
+        let input = Fixture.path("leaks/udes-position.heic")
+        let scan = Run.scan(input, policy: "location")
+        let udes = scan.findings.firstIndex { $0.item.key == "heif:udes" }
+        XCTAssertNotNil(udes)
+        XCTAssertTrue(scan.findings.contains { $0.item.parent == udes && $0.item.category == .location })
+        let dir = TempDir()
+        let output = dir.file("udes.heic")
+        let report = Run.clean(input, to: output, policy: "location")
+        XCTAssertEqual(report.status, .cleaned, "\(report.error.map { "\($0)" } ?? "")")
+        XCTAssertFalse(Oracle.contains(output, "48.8583"))
+        XCTAssertEqual(Run.scan(output, policy: "location").status, .clean)
+    }
 }
