@@ -86,7 +86,9 @@ enum PNGScanner {
                     let item = add("png:text:\(text.keyword)", category, value: options.includeValues ? text.value() : nil,
                                    detail: "\(chunk.type) text\(text.compressed ? ", compressed" : "")")
                     layout.contents[index] = .item(item)
-                    // Kept or dropped whole: a position or a metadata block in the text decides it.
+                    // Kept or dropped whole: a position or a metadata block in the text decides it, and so does one in
+                    // its other fields (an iTXt's language tag and translated keyword are free text too).
+                    found.inspect(item, payload: Array(data.prefix(data.count - text.stored.count)), origin: chunk.dataOffset)
                     if let inflated = try? text.text(limit: ContentInspector.limit, prefix: true) {
                         found.inspect(item, payload: inflated, origin: chunk.dataOffset)
                     }
