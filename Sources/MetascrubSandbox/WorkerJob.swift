@@ -38,6 +38,21 @@ public struct WorkerJob: Sendable {
     /// (to kill it, to fill the queue, to drain it). Never set in production.
     public static let stallVariable = "METASCRUB_WORKER_STALL_MS"
 
+    /// Test hook, read by the worker only: `no-output` removes the cleaned file after the report is written and
+    /// still exits 0, the fault the server must never answer with the upload. Never set in production.
+    public static let faultVariable = "METASCRUB_WORKER_TEST_FAULT"
+
+    /// The limits with Landlock's paths for this job: the system's libraries and the input to read; the job's
+    /// folder (where the output and the report go) to write in.
+    func confined(_ limits: SandboxLimits) -> SandboxLimits {
+        var limits = limits
+        let folders = Set([report, output].compactMap { $0 }.map { ($0 as NSString).deletingLastPathComponent })
+            .map { $0.isEmpty ? "." : $0 }
+        limits.readable = SandboxLimits.systemReadable + [input]
+        limits.writable = folders.sorted()
+        return limits
+    }
+
     /// 0 when the report was written (whatever the file's status), 2 for a usage error, 3 otherwise.
     public func run() -> Int32 {
         do {
@@ -45,7 +60,7 @@ public struct WorkerJob: Sendable {
             var options = ProcessingOptions(policy: try RunSetup.policy(policy))
             options.digests = digests
             if refuseDamaged { options.policy.damaged = .refuse }
-            if let limits { _ = try Sandbox.enter(limits) }
+            if let limits { _ = try Sandbox.enter(confined(limits)) }
             if let stall = ProcessInfo.processInfo.environment[Self.stallVariable].flatMap(Int.init), stall > 0 {
                 usleep(UInt32(min(stall, 600_000)) * 1000)
             }
@@ -63,6 +78,9 @@ public struct WorkerJob: Sendable {
             let text = try JSONReportRenderer().render(report)
             guard FileManager.default.createFile(atPath: self.report, contents: Data(text.utf8)) else {
                 throw MetascrubError.io(operation: "write", path: self.report, errno: errno)
+            }
+            if ProcessInfo.processInfo.environment[Self.faultVariable] == "no-output", let output {
+                unlink(output)
             }
             return 0
         } catch let error as MetascrubError {

@@ -16,17 +16,18 @@ struct WorkerResult: Sendable {
             throw ServeError(status: .serviceUnavailable, code: "timeout",
                              message: "the file was not processed within \(timeoutSeconds) s; the worker was stopped")
         case .signalled(let signal):
-            throw ServeError(status: .unprocessableContent, code: "worker-crashed",
+            // A crash or a resource limit (SIGXFSZ, SIGXCPU): the server's side gave out, so retryable.
+            throw ServeError(status: .serviceUnavailable, code: "worker-crashed",
                              message: "the worker processing this file was killed by signal \(signal) (a crash or a resource limit); nothing was returned")
         case .failedToStart:
             throw ServeError(status: .serviceUnavailable, code: "worker-unavailable", message: "no worker process could be started")
         case .exited(let status) where status != 0:
-            throw ServeError(status: .unprocessableContent, code: "worker-failed", message: "the worker exited with status \(status); nothing was returned")
+            throw ServeError(status: .serviceUnavailable, code: "worker-failed", message: "the worker exited with status \(status); nothing was returned")
         case .exited:
             break
         }
         guard let raw = FileManager.default.contents(atPath: job.report) else {
-            throw ServeError(status: .unprocessableContent, code: "worker-failed", message: "the worker wrote no report")
+            throw ServeError(status: .serviceUnavailable, code: "worker-failed", message: "the worker wrote no report")
         }
         let text = String(decoding: raw, as: UTF8.self)
             .replacingOccurrences(of: job.output, with: "cleaned")
@@ -34,7 +35,7 @@ struct WorkerResult: Sendable {
             .replacingOccurrences(of: job.directory, with: ".")
         let json = Data(text.utf8)
         guard let report = try? JSONDecoder().decode(Report.self, from: json), report.files.count == 1 else {
-            throw ServeError(status: .unprocessableContent, code: "worker-failed", message: "the worker's report could not be read")
+            throw ServeError(status: .serviceUnavailable, code: "worker-failed", message: "the worker's report could not be read")
         }
         return WorkerResult(report: report, json: json)
     }
@@ -51,11 +52,17 @@ struct WorkerResult: Sendable {
             if error.code == "unsupported" {
                 return ServeError(status: .unsupportedMediaType, code: error.code, message: error.message)
             }
+            // Writing the output failed (a full spool, the file-size limit): the server's fault, not the file's.
+            if Self.serverSideCodes.contains(error.code) {
+                return ServeError(status: .serviceUnavailable, code: error.code, message: "the server could not write the cleaned file; retry later")
+            }
             return ServeError(status: .unprocessableContent, code: error.code, message: error.message, offset: error.offset)
         case .clean, .cleaned, .findings:
             return nil
         }
     }
+
+    static let serverSideCodes: Set<String> = ["io"]
 
     /// `location=9,device=3`: what was removed (or, for a scan, would be), by category, in category order.
     var removedSummary: String {
