@@ -14,6 +14,8 @@ public struct WorkerJob: Sendable {
     /// clean: where the verified copy is written.
     public var output: String?
     public var report: String
+    /// Where the `WorkerSummary` goes (server workers); nil: only the report is written.
+    public var summary: String?
     /// A shipped policy name or a policy file (the server's operator chose it, never the client).
     public var policy: String
     public var refuseDamaged: Bool
@@ -22,12 +24,13 @@ public struct WorkerJob: Sendable {
     public var digests: Bool
     public var limits: SandboxLimits?
 
-    public init(mode: Mode, input: String, output: String?, report: String, policy: String,
+    public init(mode: Mode, input: String, output: String?, report: String, summary: String? = nil, policy: String,
                 refuseDamaged: Bool = false, digests: Bool = true, limits: SandboxLimits?) {
         self.mode = mode
         self.input = input
         self.output = output
         self.report = report
+        self.summary = summary
         self.policy = policy
         self.refuseDamaged = refuseDamaged
         self.digests = digests
@@ -46,7 +49,7 @@ public struct WorkerJob: Sendable {
     /// folder (where the output and the report go) to write in.
     func confined(_ limits: SandboxLimits) -> SandboxLimits {
         var limits = limits
-        let folders = Set([report, output].compactMap { $0 }.map { ($0 as NSString).deletingLastPathComponent })
+        let folders = Set([report, output, summary].compactMap { $0 }.map { ($0 as NSString).deletingLastPathComponent })
             .map { $0.isEmpty ? "." : $0 }
         limits.readable = SandboxLimits.systemReadable + [input]
         limits.writable = folders.sorted()
@@ -74,10 +77,19 @@ public struct WorkerJob: Sendable {
             case .scan:
                 fileReport = processor.scan(file)
             }
-            let report = Engine(options: options, jobs: 1).makeReport(mode == .clean ? .clean : .scan, [fileReport])
+            let full = Engine(options: options, jobs: 1).makeReport(mode == .clean ? .clean : .scan, [fileReport])
+            // Written as the server's client reads it, so the server streams it and never holds or rewrites it.
+            let report = summary == nil ? full : full.forClient(input: input, output: output,
+                                                                folder: (self.report as NSString).deletingLastPathComponent)
             let text = try JSONReportRenderer().render(report)
             guard FileManager.default.createFile(atPath: self.report, contents: Data(text.utf8)) else {
                 throw MetascrubError.io(operation: "write", path: self.report, errno: errno)
+            }
+            if let summary {
+                let data = (try? JSONEncoder().encode(WorkerSummary(report))) ?? Data()
+                guard FileManager.default.createFile(atPath: summary, contents: data) else {
+                    throw MetascrubError.io(operation: "write", path: summary, errno: errno)
+                }
             }
             if ProcessInfo.processInfo.environment[Self.faultVariable] == "no-output", let output {
                 unlink(output)

@@ -60,11 +60,11 @@ extension ServeState {
             let asMultipart = request.uri.queryParameters["report"] == "json"
             return CleanResponse.make(result, file, contentType: request.headers[.contentType], multipart: asMultipart)
         case .scan:
-            let status: HTTPResponse.Status = result.file.status == .error ? .unprocessableContent : .ok
+            let status: HTTPResponse.Status = result.summary.status == .error ? .unprocessableContent : .ok
             return CleanResponse.report(result, status: status)
         case .check:
             if let refusal = result.refusal { throw refusal }
-            return CleanResponse.report(result, status: result.file.status == .clean ? .ok : .unprocessableContent)
+            return CleanResponse.report(result, status: result.summary.status == .clean ? .ok : .unprocessableContent)
         }
     }
 }

@@ -61,6 +61,7 @@ final class SpoolJob: Sendable {
     var input: String { directory + "/input" }
     var output: String { directory + "/output" }
     var report: String { directory + "/report.json" }
+    var summary: String { directory + "/summary.json" }
 
     init(directory: String, owner: (uid: UInt32, gid: UInt32)? = nil) {
         self.directory = directory
@@ -124,6 +125,13 @@ final class OpenFile: Sendable {
     }
 
     deinit { close(fd) }
+
+    /// The whole file (callers check `size` first: only small files are read into memory).
+    func read() -> Data? {
+        var data = Data(count: Int(size))
+        let n = data.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return n == Int(size) ? data : nil
+    }
 
     /// Lower-case hex SHA-256 of the whole file, read with pread (the descriptor's offset is not used).
     func sha256() -> String? {

@@ -8,14 +8,14 @@ import MetascrubCore
 /// match to the bytes it holds) is a server fault: the client never gets its uncleaned upload back by accident.
 enum VerifiedOutput {
     static func open(_ result: WorkerResult, job: SpoolJob) throws(ServeError) -> OpenFile {
-        switch result.file.status {
+        switch result.summary.status {
         case .cleaned, .clean:
             // A clean file is written as an unchanged copy, so both statuses normally have an output.
             if let output = OpenFile(regularFile: job.output) { return output }
         case .findings, .skipped, .error:
-            throw missing("the worker reported \(result.file.status.rawValue) for a clean")
+            throw missing("the worker reported \(result.summary.status.rawValue) for a clean")
         }
-        guard result.file.status == .clean, let claimed = result.file.sha256Before,
+        guard result.summary.status == .clean, let claimed = result.summary.sha256Before,
               let upload = OpenFile(regularFile: job.input), upload.sha256() == claimed else {
             throw missing("the worker left no verified output")
         }

@@ -28,7 +28,8 @@ struct WorkerLauncher: Sendable {
     var workerUser: (uid: UInt32, gid: UInt32)?
 
     func arguments(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64, digests: Bool) -> [String] {
-        var args = ["worker", "--mode", mode.rawValue, "--input", job.input, "--report", job.report, "--policy", policy]
+        var args = ["worker", "--mode", mode.rawValue, "--input", job.input, "--report", job.report,
+                    "--summary", job.summary, "--policy", policy]
         if digests { args.append("--digests") }
         if mode == .clean { args += ["--output", job.output] }
         if refuseDamaged { args.append("--refuse-damaged") }

@@ -14,6 +14,7 @@ struct WorkerCommand: ParsableCommand {
     @Option var input: String?
     @Option var output: String?
     @Option var report: String?
+    @Option var summary: String?
     @Option var policy: String?
     @Flag var refuseDamaged = false
     @Flag var digests = false
@@ -32,7 +33,7 @@ struct WorkerCommand: ParsableCommand {
             cpuSeconds: cpuSeconds, addressSpaceBytes: addressSpace, fileSizeBytes: fileSize, openFiles: openFiles,
             extraTasks: extraTasks, user: uid.map { ($0, gid ?? $0) })
         guard let input, let report, let policy else { throw ValidationError("worker needs --input, --report and --policy") }
-        let job = WorkerJob(mode: mode, input: input, output: output, report: report, policy: policy,
+        let job = WorkerJob(mode: mode, input: input, output: output, report: report, summary: summary, policy: policy,
                             refuseDamaged: refuseDamaged, digests: digests, limits: limits)
         let status = job.run()
         if status != 0 { throw ExitCode(status) }
