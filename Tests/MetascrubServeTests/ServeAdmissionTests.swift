@@ -101,6 +101,29 @@ final class ServeAdmissionTests: ServeTestCase {
         XCTAssertEqual(server.process.terminationStatus, 0, server.serverLog)
     }
 
+    /// A spool with room for the upload but not for the cleaned copy: the server's fault, so 503 with Retry-After
+    /// (a client's upload hook must retry, not reject the file for good).
+    func testFullSpoolIs503WithRetryAfter() throws {
+        guard geteuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
+        let image = scratch + "/big.jpg"
+        XCTAssertEqual(Curl.run(["-size", "1200x1200", "xc:", "+noise", "Random", "-quality", "92", image],
+                                executable: "/usr/bin/convert").status, 0)
+        XCTAssertEqual(Curl.run(["-q", "-overwrite_original", "-GPSLatitude=48.85", "-GPSLongitude=2.35", image],
+                                executable: "/usr/bin/exiftool").status, 0)
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: image)[.size] as? Int)
+        let spool = scratch + "/small-spool"
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        let mounted = Curl.run(["-t", "tmpfs", "-o", "size=\(size + 300_000)", "tmpfs", spool], executable: "/usr/bin/mount")
+        XCTAssertEqual(mounted.status, 0, mounted.stderr)
+        defer { _ = Curl.run([spool], executable: "/usr/bin/umount") }
+        let server = try start(["--spool", spool])
+        let result = Curl.post(server.base + "/v1/clean", file: image, scratch: scratch)
+        XCTAssertEqual(result.status, 503, result.bodyText)
+        XCTAssertEqual(result.headers["retry-after"], "1")
+        XCTAssertNil(result.body.range(of: Data("GPS".utf8)))
+        server.stop()
+    }
+
     /// Gauges are read when scraped: zero once idle, however the last request ended.
     func testGaugesAreZeroWhenIdle() throws {
         let port = try ServeProcess.freePort()
