@@ -19,7 +19,7 @@ final class ServeSandboxTests: ServeTestCase {
         "kill_server": "EPERM", "kill_group": "EPERM", "tgkill_server": "EPERM", "setuid_root": "EPERM",
         "read_token": "EACCES", "list_spool": "EACCES", "read_other_job": "EACCES", "write_other_job": "EACCES",
         "write_spool": "EACCES", "write_tmp": "EACCES", "read_etc_shadow": "EACCES", "symlink_in_job": "EPERM",
-        "chmod_token": "EPERM", "chmod_other_job": "EPERM", "utimes_token": "EPERM",
+        "link_token": "EPERM", "chmod_token": "EPERM", "chmod_other_job": "EPERM", "utimes_token": "EPERM",
         "fork": "EPERM", "clone_process": "EPERM", "execve": "EPERM",
     ]
 

@@ -3,7 +3,8 @@
 // ServeSandboxTests into a shared object and loaded with LD_PRELOAD into the server, it stays inert except in a
 // worker (argv[1] == "worker"), where it replaces usleep: the worker's stall hook calls usleep after the sandbox
 // is entered, so every attempt below runs fully confined. Each attempt prints one line to standard error (the
-// server's log): `metascrub-attack NAME rc=RC errno=NAME`.
+// server's log): `metascrub-attack NAME rc=RC errno=NAME`. Without the sandbox these attempts succeed (they kill
+// the server and chmod the token file): load it only into a test server, with a test token.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -107,12 +108,14 @@ static void attack(void) {
     TRY("write_spool", open_for(path, O_WRONLY | O_CREAT));
     TRY("write_tmp", open_for("/tmp/metascrub-attack-escape", O_WRONLY | O_CREAT));
     TRY("read_etc_shadow", open_for("/etc/shadow", O_RDONLY));
-    TRY("chmod_token", chmod(token ? token : "/etc/shadow", 0666));
+    snprintf(path, sizeof path, "%s/linked-token", job_folder);
+    TRY("link_token", link(token ? token : "/nonexistent-token", path));
+    TRY("chmod_token", chmod(token ? token : "/nonexistent-token", 0666));
     snprintf(path, sizeof path, "%s/../job-planted", job_folder);
     TRY("chmod_other_job", chmod(path, 0777));
-    TRY("utimes_token", utimensat(AT_FDCWD, token ? token : "/etc/shadow", NULL, 0));
+    TRY("utimes_token", utimensat(AT_FDCWD, token ? token : "/nonexistent-token", NULL, 0));
     snprintf(path, sizeof path, "%s/output-link", job_folder);
-    TRY("symlink_in_job", symlink(token ? token : "/etc/shadow", path));
+    TRY("symlink_in_job", symlink(token ? token : "/nonexistent-token", path));
 
     TRY("fork", fork());
     TRY("clone_process", syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));
