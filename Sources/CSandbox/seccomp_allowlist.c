@@ -79,7 +79,8 @@ int metascrub_seccomp_allowlist(void) {
     static const int prctl_options[] = { PR_SET_NAME, PR_GET_NAME, PR_GET_DUMPABLE, PR_GET_NO_NEW_PRIVS,
                                          PR_CAPBSET_READ, PR_GET_SECCOMP };
     for (size_t i = 0; rc == 0 && i < sizeof prctl_options / sizeof prctl_options[0]; i++) {
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctl_options[i]));
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+                              SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctl_options[i]));
     }
     // Terminal queries (isatty on standard error, FIONREAD on a pipe); no other ioctl reaches a driver.
     static const unsigned long ioctls[] = { TCGETS, TIOCGWINSZ, FIONREAD, FIOCLEX, FIONCLEX, FIONBIO };

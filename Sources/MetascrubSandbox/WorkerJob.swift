@@ -49,7 +49,8 @@ public struct WorkerJob: Sendable {
     /// folder (where the output and the report go) to write in.
     func confined(_ limits: SandboxLimits) -> SandboxLimits {
         var limits = limits
-        let folders = Set([report, output, summary].compactMap { $0 }.map { ($0 as NSString).deletingLastPathComponent })
+        let files = [report, output, summary].compactMap { $0 }
+        let folders = Set(files.map { ($0 as NSString).deletingLastPathComponent })
             .map { $0.isEmpty ? "." : $0 }
         limits.readable = SandboxLimits.systemReadable + [input]
         limits.writable = folders.sorted()
@@ -79,8 +80,8 @@ public struct WorkerJob: Sendable {
             }
             let full = Engine(options: options, jobs: 1).makeReport(mode == .clean ? .clean : .scan, [fileReport])
             // Written as the server's client reads it, so the server streams it and never holds or rewrites it.
-            let report = summary == nil ? full : full.forClient(input: input, output: output,
-                                                                folder: (self.report as NSString).deletingLastPathComponent)
+            let folder = (self.report as NSString).deletingLastPathComponent
+            let report = summary == nil ? full : full.forClient(input: input, output: output, folder: folder)
             let text = try JSONReportRenderer().render(report)
             guard FileManager.default.createFile(atPath: self.report, contents: Data(text.utf8)) else {
                 throw MetascrubError.io(operation: "write", path: self.report, errno: errno)

@@ -30,10 +30,12 @@ public struct WorkerSummary: Sendable, Codable, Equatable {
         command = report.command
         status = file.status
         var counts: [MetascrubCore.Category: Int] = [:]
-        for finding in file.findings where finding.outcome == .removed || (report.command == .scan && finding.disposition != .keep) {
+        let scan = report.command == .scan
+        for finding in file.findings where finding.outcome == .removed || (scan && finding.disposition != .keep) {
             counts[finding.item.category, default: 0] += 1
         }
-        removed = MetascrubCore.Category.allCases.compactMap { category in counts[category].map { "\(category.rawValue)=\($0)" } }
+        removed = MetascrubCore.Category.allCases
+            .compactMap { category in counts[category].map { "\(category.rawValue)=\($0)" } }
             .joined(separator: ",")
         method = file.method
         format = file.format

@@ -29,7 +29,9 @@ final class Admission: Sendable {
         var running: Int
     }
 
-    var snapshot: Snapshot { state.withLock { Snapshot(uploading: $0.uploading, queued: $0.waiting.count, running: $0.running) } }
+    var snapshot: Snapshot {
+        state.withLock { Snapshot(uploading: $0.uploading, queued: $0.waiting.count, running: $0.running) }
+    }
 
     /// True when a spooled file would find every worker busy and the queue full: refuse before reading a body.
     var workQueueFull: Bool { state.withLock { $0.running >= workers && $0.waiting.count >= queue } }

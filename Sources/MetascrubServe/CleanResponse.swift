@@ -28,10 +28,11 @@ enum CleanResponse {
         headers[.contentType] = "application/json"
         headers[.contentLength] = String(result.report.size)
         let report = result.report
-        return Response(status: status, headers: headers, body: ResponseBody(contentLength: Int(report.size)) { writer in
+        let body = ResponseBody(contentLength: Int(report.size)) { writer in
             try await report.stream(to: &writer)
             try await writer.finish(nil)
-        })
+        }
+        return Response(status: status, headers: headers, body: body)
     }
 
     /// 200 with the cleaned bytes; with `multipart`, the report first and the bytes second, both streamed.

@@ -65,7 +65,9 @@ public enum ServeConfigFile {
                 default: config.timeoutSeconds = number
                 }
             case "min-upload-rate":
-                guard let rate = ServeConfiguration.parseBytes(string) else { throw fail(path, value, key, "must be a size such as 16K") }
+                guard let rate = ServeConfiguration.parseBytes(string) else {
+                    throw fail(path, value, key, "must be a size such as 16K")
+                }
                 config.minUploadRate = rate
             case "token-file":
                 config.token = try ServeConfiguration.readToken(string.hasPrefix("/") ? string : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(string))

@@ -33,7 +33,8 @@ enum ServeRoutes {
         router.get("metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: state.metrics.text(state.admission.snapshot))))
+            let text = state.metrics.text(state.admission.snapshot)
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
         }
         return router
     }

@@ -15,7 +15,8 @@ public enum ServeServer {
         var logger = Logger(label: "metascrub.serve")
         logger.logLevel = .notice
         // Before any worker exists: a worker running as the same uid must not read or write this process's memory.
-        guard metascrub_make_undumpable() == 0 else { throw MetascrubError.io(operation: "prctl", path: "-", errno: errno) }
+        let undumpable = metascrub_make_undumpable()
+        guard undumpable == 0 else { throw MetascrubError.io(operation: "prctl", path: "-", errno: undumpable) }
         let spool = try SpoolDirectory(parent: config.spoolParent, workerOwner: ServeState.workerUser)
         defer { spool.remove() }
         let state = ServeState(config: config, spool: spool, logger: logger)
