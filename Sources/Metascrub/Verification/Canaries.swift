@@ -148,7 +148,8 @@ enum CanaryExtractor {
         // a stretch of its scan data identify it instead.
         let jpeg = from.range != nil && item.category == .embedded ? JPEGCanarySource.parts(raw) : nil
         if let entropy = jpeg?.entropy { out.append(entropy) }
-        for run in textRuns(jpeg?.text ?? raw, minimum: minimum) where accepts(run, category: item.category, serial: serial) {
+        for run in textRuns(jpeg?.text ?? raw, minimum: minimum)
+        where accepts(run, category: item.category, serial: serial) {
             out.append(Array(run.prefix(longest)))
         }
         return out

@@ -49,7 +49,9 @@ enum JPEGCanarySource {
     /// Where an SOI followed by a marker starts within the first `searchStart` bytes.
     static func start(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        return (0..<min(searchStart, bytes.count - 3)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD8 && bytes[$0 + 2] == 0xFF }
+        return (0..<min(searchStart, bytes.count - 3)).first {
+            bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD8 && bytes[$0 + 2] == 0xFF
+        }
     }
 
     /// The first window of scan data (before any marker but RST or stuffing) with `distinct` byte values.

@@ -97,7 +97,8 @@ struct Verifier {
         // mismatch would let the file through unproven.
         guard items.count == findings.count else {
             throw MetascrubError.inconsistent(stage: "residue proof", reason:
-                "\(items.count) scanned items but \(findings.count) decisions, so removed items cannot be told from kept ones")
+                "\(items.count) scanned items but \(findings.count) decisions, "
+                    + "so removed items cannot be told from kept ones")
         }
         let afterRoles = ItemRoles(items: after.map(\.item), findings: after)
         let kept = after.indices.compactMap { index -> Range<Int64>? in

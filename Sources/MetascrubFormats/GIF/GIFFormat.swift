@@ -51,7 +51,7 @@ public struct GIFFormat: FormatHandler {
                 let value = options.includeValues ? String(decoding: try GIFStructure.subBlockData(input, block, limit: 212).dropFirst(12),
                                                            as: UTF8.self) : nil
                 add("gif:plainText", .content, location: "plainText#\(index)", value: value,
-                    detail: "plain text extension, \(block.range.count) bytes (text drawn over the image; viewers ignore it)")
+                    detail: "plain text extension, \(block.range.count) bytes (text over the image; viewers ignore it)")
             case .comment:
                 comments += 1
                 let value = options.includeValues ? String(decoding: try GIFStructure.subBlockData(input, block, limit: 200), as: UTF8.self) : nil
@@ -101,7 +101,8 @@ public struct GIFFormat: FormatHandler {
         let head = try input.read(at: block.range.lowerBound, count: Int(at - block.range.lowerBound))
         let body = try input.read(at: at + 1, count: fields)
         let slack = (at + 1 + Int64(fields))..<(block.range.upperBound - 1)
-        let item = found.add("gif:\(what.filter { $0.isLetter || $0.isNumber })-slack", .content, slack, location: "\(what)#\(index)/slack",
+        let name = what.filter { $0.isLetter || $0.isNumber }
+        let item = found.add("gif:\(name)-slack", .content, slack, location: "\(what)#\(index)/slack",
                              detail: "\(slack.count) bytes after the \(what) fields", unknown: true)
         layout.contents[index] = .trimmed(item: item, exact: head + [UInt8(fields)] + body + [0])
     }

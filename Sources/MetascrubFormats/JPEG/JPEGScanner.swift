@@ -53,7 +53,8 @@ enum JPEGScanner {
                     add("jfif:thumbnail", .embedded, detail: "JFIF thumbnail \(payload[12])×\(payload[13])")
                     thumbnailItem = found.items.count - 1
                 }
-                let fields = payload.count >= 14 ? JPEGStructure.jfifFields + 3 * Int(payload[12]) * Int(payload[13]) : payload.count
+                let fields = payload.count >= 14
+                    ? JPEGStructure.jfifFields + 3 * Int(payload[12]) * Int(payload[13]) : payload.count
                 let slack = slackItem(&found, segment, fieldsEnd: fields, what: "JFIF", location: location)
                 layout.contents[index] = .jfif(thumbnailItem: thumbnailItem, slackItem: slack)
             case .jfxx:
@@ -199,7 +200,8 @@ extension JPEGScanner {
                           location: String) -> Int? {
         guard segment.payloadLength > fieldsEnd else { return nil }
         let count = segment.payloadLength - fieldsEnd
-        found.items.append(MetadataItem(key: "jpeg:\(segment.name)-slack", category: .content, location: "\(location)/slack",
+        found.items.append(MetadataItem(key: "jpeg:\(segment.name)-slack", category: .content,
+                                        location: "\(location)/slack",
                                         offset: segment.payloadOffset + Int64(fieldsEnd), length: Int64(count),
                                         detail: "\(count) bytes after the \(what) fields", isUnknown: true))
         return found.items.count - 1

@@ -61,7 +61,8 @@ struct JPEGStructure {
     static let maxSegments = 65_536
     /// Marker segments a decoder reads (ITU T.81 table B.1): frames (but the reserved JPG code 0xC8), Huffman
     /// and arithmetic tables, quantisation tables, restart interval, scans, hierarchical DHP and EXP.
-    static let decoderMarkers: Set<UInt8> = Set((0xC0...0xCF).filter { $0 != 0xC8 }).union([0xDA, 0xDB, 0xDD, 0xDE, 0xDF])
+    static let decoderMarkers: Set<UInt8> = Set((0xC0...0xCF).filter { $0 != 0xC8 })
+        .union([0xDA, 0xDB, 0xDD, 0xDE, 0xDF])
     /// Bytes of the JFIF APP0 fields ("JFIF\0", version, units, densities, thumbnail size) before its thumbnail.
     static let jfifFields = 14
     /// Bytes of the Adobe APP14 fields ("Adobe", DCTEncodeVersion, APP14Flags0 and 1, ColorTransform).
@@ -130,7 +131,8 @@ struct JPEGStructure {
             var segment = Segment(marker: marker, offset: position, length: 2 + length, role: .structural)
             segment.role = try role(of: marker, segment: segment, source)
             // A DNL is structure only where it defines the height the frame left at 0, with nothing after it.
-            if segment.role == .structural, !Self.decoderMarkers.contains(marker), !(marker == 0xDC && s.height == 0 && length == 4) {
+            let definesHeight = marker == 0xDC && s.height == 0 && length == 4
+            if segment.role == .structural, !Self.decoderMarkers.contains(marker), !definesHeight {
                 segment.role = .unknownMarker
             }
             if (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC, length >= 8 {

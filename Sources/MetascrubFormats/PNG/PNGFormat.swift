@@ -147,7 +147,8 @@ public struct PNGFormat: FormatHandler {
             let chunk = layout.structure.chunks[index]
             switch layout.contents[index] {
             case nil: return (chunk.type, chunk.offset, chunk.dataOffset..<chunk.end - 4)
-            case .trimmed(_, let keep)? where keep > 0: return (chunk.type, chunk.offset, chunk.dataOffset..<chunk.dataOffset + keep)
+            case .trimmed(_, let keep)? where keep > 0:
+                return (chunk.type, chunk.offset, chunk.dataOffset..<chunk.dataOffset + keep)
             default: return nil
             }
         }

@@ -125,8 +125,10 @@ enum PNGScanner {
                 // Calibration and scale: a name, a unit and numbers, all free text no decoder displays.
                 let data = try source.read(at: chunk.dataOffset, count: Int(min(chunk.length, 200)))
                 let name = chunk.type == "pCAL" ? PNGText.latin1(data.prefix { $0 != 0 }) : nil
+                let what = chunk.type == "pCAL" ? "pixel calibration (name, unit, parameters)"
+                    : "physical scale (unit, width and height as text)"
                 layout.contents[index] = .item(add("png:\(chunk.type)", .content, value: options.includeValues ? name : nil,
-                                                   detail: chunk.type == "pCAL" ? "pixel calibration (name, unit, parameters)" : "physical scale (unit, width and height as text)"))
+                                                   detail: what))
             case "caBX":
                 layout.contents[index] = .item(add("jumbf:c2pa", .provenance, detail: "C2PA manifest store (caBX)"))
             case "orNT":
@@ -153,7 +155,9 @@ enum PNGScanner {
     /// problem and the content check's, not an item.
     static func streamTail(_ source: any ByteSource, _ structure: PNGStructure, _ layout: inout PNGLayout,
                            _ found: inout ItemCollector) throws {
-        let idats = structure.chunks.indices.filter { structure.chunks[$0].type == "IDAT" && layout.contents[$0] == nil }
+        let idats = structure.chunks.indices.filter {
+            structure.chunks[$0].type == "IDAT" && layout.contents[$0] == nil
+        }
         guard !idats.isEmpty else { return }
         var next = 0
         guard let length = try? Zlib.streamLength({ () throws -> [UInt8]? in
@@ -172,7 +176,8 @@ enum PNGScanner {
             if item == nil {
                 let tail = chunk.dataOffset + keep
                 let count = structure.chunks[idats.last!].end - 4 - tail
-                item = found.add("png:IDAT-tail", .content, location: "IDAT/after the zlib stream", offset: tail, length: count,
+                item = found.add("png:IDAT-tail", .content, location: "IDAT/after the zlib stream", offset: tail,
+                                 length: count,
                                  detail: "bytes after the end of the image's zlib stream", unknown: true)
             }
             layout.contents[index] = .trimmed(item: item!, keep: keep)

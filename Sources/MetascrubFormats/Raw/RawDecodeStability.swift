@@ -13,7 +13,8 @@ import Synchronization
 enum RawDecodeStability {
     /// Bytes appended for the second look: a decoder that reads past the end decodes them instead of nothing.
     static let padding = 4096
-    static let reason = "LibRaw does not decode it the same way twice (it reads past the end of the file or memory it did not fill)"
+    static let reason = "LibRaw does not decode it the same way twice "
+        + "(it reads past the end of the file or memory it did not fill)"
 
     private struct Verdict {
         var digest: [UInt8]

@@ -77,7 +77,8 @@ public struct RawTIFFFormat: FormatHandler {
                 // Known only when the bisection had to ask (`RawDecodeStability`): no decode here.
                 if try RawDecodeStability.known(input) == false {
                     guard plan.policy.damaged == .clean else {
-                        throw MetascrubError.unsupported(format: formatName, reason: "\(RawDecodeStability.reason), so a cleaned copy could not be proven to decode the same")
+                        throw MetascrubError.unsupported(format: formatName, reason:
+                            "\(RawDecodeStability.reason), so a cleaned copy could not be proven to decode the same")
                     }
                     result.notes.append(Self.undecodableNote(RawDecodeStability.reason, layout))
                 }

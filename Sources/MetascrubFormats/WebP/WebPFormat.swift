@@ -96,7 +96,10 @@ public struct WebPFormat: FormatHandler {
         } else {
             var at = Int(fields)
             while at < payload.count {
-                guard at + 8 <= payload.count else { strays.append(chunk.payloadOffset + Int64(at)..<chunk.payload.upperBound); break }
+                guard at + 8 <= payload.count else {
+                    strays.append(chunk.payloadOffset + Int64(at)..<chunk.payload.upperBound)
+                    break
+                }
                 let id = String(decoding: payload[at..<at + 4], as: UTF8.self)
                 let size = Int(ByteOrder.little.u32(payload, at + 4))
                 let end = min(payload.count, at + 8 + size + (size & 1))
@@ -110,7 +113,8 @@ public struct WebPFormat: FormatHandler {
         }
         guard let first = strays.first else { return }
         let range = first.lowerBound..<strays.last!.upperBound
-        let what = chunk.id == "ANIM" ? "bytes after the ANIM fields" : "chunks nested in an ANMF frame that are no frame data"
+        let what = chunk.id == "ANIM" ? "bytes after the ANIM fields"
+            : "chunks nested in an ANMF frame that are no frame data"
         let item = found.add("webp:\(chunk.id)-unknown", .content, range, location: "\(chunk.id)#\(index)/unknown",
                              detail: "\(range.count) \(what)", unknown: true)
         layout.contents[index] = .trimmed(item: item, exact: Self.chunk(chunk.id, kept))
