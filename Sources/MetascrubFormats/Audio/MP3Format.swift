@@ -12,6 +12,8 @@ public struct MP3Layout: Sendable {
     var framesEnd: Int64
     var lame: LAMETag?
     var lameItem: Int?
+    /// The frames walked one by one, and what sits between them.
+    var stream = MP3FrameStream()
     var trailing: TrailingTags
 }
 
@@ -22,8 +24,9 @@ public enum MP3OrFLACLayout: Sendable {
 }
 
 /// MP3 (MPEG-1/2/2.5 audio, any layer): ID3v2 tags at the start, APE/Lyrics3/ID3v1/appended ID3v2 at the
-/// end, and the LAME encoder version in the first frame. Audio frames are copied byte for byte; only the
-/// LAME tag's version characters (and its CRC) change when the encoder string is removed.
+/// end, any of them between frames (`MP3FrameStream`), and the LAME encoder version in the first frame of each
+/// stream. Audio frames are copied byte for byte; only the LAME tag's version characters (and its CRC) change
+/// when the encoder string is removed.
 public struct MP3Format: FormatHandler {
     public init() {}
     static let format = "MP3"
@@ -72,6 +75,9 @@ public struct MP3Format: FormatHandler {
                     layout.lameItem = found.items.count - 1
                 }
             }
+            let (stream, inserts) = try MP3FrameStream.walk(input, from: first, to: trailing.start, format: Self.format)
+            layout.stream = stream
+            try layout.stream.itemise(inserts, source: input, options: options, into: &found.items)
         } else if trailing.start > position {
             throw MetascrubError.malformed(format: Self.format, path: "audio", offset: position, reason: "no MPEG audio frame after the tags")
         }
@@ -110,12 +116,20 @@ public struct MP3Format: FormatHandler {
         out.append(leading: layout.leading, keeps: plan.keeps, cleaned: try scan.cleanedEmbeddedFiles(plan))
         // Zero padding between the tags and the first frame is dropped; unknown bytes there go unless kept.
         if let junk = layout.junk, let item = layout.junkItem, plan.keeps(item) { out.copy(junk) }
-        if let lame = layout.lame, let item = layout.lameItem, !plan.keeps(item) {
-            let head = try input.read(at: layout.framesStart, count: lame.crcOffset + 2)
-            out.append(lame.neutralised(head))
-            out.copy(layout.framesStart + Int64(lame.crcOffset + 2)..<layout.framesEnd)
-        } else {
-            out.copy(layout.framesStart..<layout.framesEnd)
+        // Frames, and what the policy keeps of what sits between them, in file order; a LAME tag whose encoder
+        // string goes is rewritten in its frame's first bytes.
+        var lames: [Int64: LAMETag] = [:]
+        if let lame = layout.lame, let item = layout.lameItem, !plan.keeps(item) { lames[layout.framesStart] = lame }
+        for lame in layout.stream.lames { if let item = lame.item, !plan.keeps(item) { lames[lame.frame] = lame.tag } }
+        let pieces = layout.stream.runs + layout.stream.tags.tags.filter { plan.keeps($0.item) }.map(\.range)
+            + layout.stream.unknown.filter { plan.keeps($0.item) }.map(\.range)
+        for piece in pieces.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let lame = lames[piece.lowerBound], Int64(lame.crcOffset + 2) <= Int64(piece.count) {
+                out.append(lame.neutralised(try input.read(at: piece.lowerBound, count: lame.crcOffset + 2)))
+                out.copy(piece.lowerBound + Int64(lame.crcOffset + 2)..<piece.upperBound)
+            } else {
+                out.copy(piece)
+            }
         }
         for tag in layout.trailing.tags where plan.keeps(tag.item) {
             out.copy(tag.range)
@@ -137,21 +151,19 @@ public struct MP3Format: FormatHandler {
             return ContentCheck(method: "none", passed: false, detail: "the cleaned file is no longer the same kind of stream")
         }
         let method = "MPEG audio frames byte-identical (LAME encoder version characters and tag CRC excepted)"
-        let a = before.framesStart..<before.framesEnd, b = after.framesStart..<after.framesEnd
-        guard a.count == b.count else {
-            return ContentCheck(method: method, passed: false, detail: "audio is \(a.count) bytes before, \(b.count) after")
+        // Holes in the original: each LAME tag's version characters and CRC.
+        var holes: [Range<Int64>] = []
+        for (frame, lame) in (before.lame.map { [(before.framesStart, $0)] } ?? []) + before.stream.lames.map({ ($0.frame, $0.tag) }) {
+            holes += [frame + Int64(lame.offset + LAMETag.keptPrefix)..<frame + Int64(lame.offset + 9),
+                      frame + Int64(lame.crcOffset)..<frame + Int64(lame.crcOffset + 2)]
         }
-        // Relative ranges that must be equal: everything but the version characters and the CRC.
-        var pieces: [Range<Int64>] = [0..<Int64(a.count)]
-        if let lame = before.lame {
-            let v = Int64(lame.offset + LAMETag.keptPrefix), c = Int64(lame.crcOffset)
-            pieces = [0..<v, Int64(lame.offset + 9)..<c, c + 2..<Int64(a.count)].filter { !$0.isEmpty && $0.upperBound <= Int64(a.count) }
+        let a = before.stream.runs, b = after.stream.runs
+        let sizes = (a.reduce(0) { $0 + Int64($1.count) }, b.reduce(0) { $0 + Int64($1.count) })
+        guard sizes.0 == sizes.1 else {
+            return ContentCheck(method: method, passed: false, detail: "audio frames are \(sizes.0) bytes before, \(sizes.1) after")
         }
-        for r in pieces {
-            guard try ByteComparison.equal(original, a.lowerBound + r.lowerBound..<a.lowerBound + r.upperBound,
-                                           cleaned, b.lowerBound + r.lowerBound..<b.lowerBound + r.upperBound) else {
-                return ContentCheck(method: method, passed: false, detail: "audio differs in bytes \(r.lowerBound)..<\(r.upperBound) of the frames")
-            }
+        if let differs = try MP3FrameStream.firstDifference(original, a, cleaned, b, skipping: holes.sorted { $0.lowerBound < $1.lowerBound }) {
+            return ContentCheck(method: method, passed: false, detail: "audio differs in the frames at byte \(differs) of the original")
         }
         return ContentCheck(method: method, passed: true)
     }

@@ -69,7 +69,7 @@ extension MatroskaFormat.Scanner {
             first = false
             switch e.id {
             case BlockID.simpleBlock:
-                if !layout.nalTracks.isEmpty && !e.cut { try blockSEI(e) }
+                if layout.inspectsBlocks && !e.cut { try blockSEI(e) }
                 try textBlock(e, in: e)
             case BlockID.blockGroup:
                 if e.cut {
@@ -79,7 +79,7 @@ extension MatroskaFormat.Scanner {
                     break
                 }
                 for c in try EBML.children(input, of: e, path: "Cluster/BlockGroup") where c.id == BlockID.block {
-                    if !layout.nalTracks.isEmpty { try blockSEI(c) }
+                    if layout.inspectsBlocks { try blockSEI(c) }
                     try textBlock(c, in: e)
                 }
             case MatroskaFormat.ID.void:
