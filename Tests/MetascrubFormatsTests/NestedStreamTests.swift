@@ -125,4 +125,33 @@ final class NestedStreamTests: XCTestCase {
             return (f[2], size, f[5])
         }
     }
+
+    // MARK: A FLAC behind an ID3v2 tag
+
+    func testAFLACBehindAnID3TagIsAFLACUnderEveryPolicy() throws {
+        try Tool.require("ffmpeg")
+        for name in ["audio/id3-tagged.flac", "audio/id3-prefixed.flac"] {
+            XCTAssertEqual(Run.scan(Fixture.path(name)).format, "flac", "\(name): detected by what follows the ID3v2 tag")
+        }
+        let input = Fixture.path("audio/id3-tagged.flac")
+        let planted = ["CANARY-FI-ARTIST", "CANARY-FI-PLACE", "CANARY-FI-VARTIST", "CANARY-FI-VPLACE"]
+        for canary in planted { XCTAssertTrue(Oracle.contains(input, canary), canary) }
+        let audio = Oracle.decodedAudio(input)
+        XCTAssertNotNil(audio)
+        for policy in Self.policies {
+            let output = dir.file("\(policy)-id3-tagged.flac")
+            let report = Run.clean(input, to: output, policy: policy)
+            XCTAssertEqual(report.status, .cleaned, "\(policy): \(report.error?.message ?? "")")
+            XCTAssertEqual(report.format, "flac", policy)
+            for canary in policy == "location" ? ["CANARY-FI-PLACE", "CANARY-FI-VPLACE", "48.8584"] : planted + ["48.8584"] {
+                XCTAssertFalse(Oracle.contains(output, canary), "\(policy): \(canary) left")
+            }
+            if policy == "strict" { XCTAssertEqual(Oracle.audioResidual(output), [], "ExifTool still sees tags") }
+            XCTAssertEqual(Oracle.decodedAudio(output), audio, "\(policy): decoded audio changed")
+            let rescan = Run.scan(output, policy: policy)
+            XCTAssertEqual(rescan.status, .clean, "\(policy): not a fixed point")
+            XCTAssertEqual(rescan.format, "flac", policy)
+        }
+    }
+
 }

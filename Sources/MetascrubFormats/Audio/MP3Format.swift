@@ -17,12 +17,6 @@ public struct MP3Layout: Sendable {
     var trailing: TrailingTags
 }
 
-/// An MP3 scan, or a FLAC file with an ID3v2 tag in front (which magic-byte detection sends here).
-public enum MP3OrFLACLayout: Sendable {
-    case mp3(MP3Layout)
-    case flac(FLACLayout)
-}
-
 /// MP3 (MPEG-1/2/2.5 audio, any layer): ID3v2 tags at the start, APE/Lyrics3/ID3v1/appended ID3v2 at the
 /// end, any of them between frames (`MP3FrameStream`), and the LAME encoder version in the first frame of each
 /// stream. Audio frames are copied byte for byte; only the LAME tag's version characters (and its CRC) change
@@ -34,7 +28,7 @@ public struct MP3Format: FormatHandler {
     /// How far past the tags the first frame is searched for.
     static let syncWindow = 64 << 10
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MP3OrFLACLayout> {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MP3Layout> {
         var found = ItemCollector(options)
         var position: Int64 = 0
         var leading: [ID3Tag] = []
@@ -44,11 +38,6 @@ public struct MP3Format: FormatHandler {
             tag.itemisePictures(into: &found)
             leading.append(tag)
             position += size
-        }
-        // FLAC files with an ID3v2 tag in front look like MP3 to magic-byte detection.
-        if position + 4 <= input.size, try input.read(at: position, count: 4).elementsEqual("fLaC".utf8) {
-            let flac = try FLACFormat().scan(input, options: options)
-            return flac.with(layout: .flac(flac.layout))
         }
         var trailing = try TrailingTags.find(input, audioStart: position, format: Self.format)
         var layout = MP3Layout(leading: leading, framesStart: position, framesEnd: trailing.start, trailing: trailing)
@@ -83,7 +72,7 @@ public struct MP3Format: FormatHandler {
         }
         try trailing.itemise(input, options: options, into: &found.items)
         layout.trailing = trailing
-        return found.result(.mp3(layout))
+        return found.result(layout)
     }
 
     /// Offset of the first frame header in the window that is followed by another header (or by the end).
@@ -106,12 +95,8 @@ public struct MP3Format: FormatHandler {
         return nil
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult<MP3OrFLACLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        let layout: MP3Layout
-        switch scan.layout {
-        case .flac(let flac): return try FLACFormat().clean(input, scan: scan.with(layout: flac), plan: plan, to: output)
-        case .mp3(let mp3): layout = mp3
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<MP3Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var out = OutputPlan()
         out.append(leading: layout.leading, keeps: plan.keeps, cleaned: try scan.cleanedEmbeddedFiles(plan))
         // Zero padding between the tags and the first frame is dropped; unknown bytes there go unless kept.
@@ -139,17 +124,8 @@ public struct MP3Format: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, _ originalLayout: MP3OrFLACLayout, cleaned: any ByteSource, _ cleanedLayout: MP3OrFLACLayout, result: CleanResult
+        original: any ByteSource, _ before: MP3Layout, cleaned: any ByteSource, _ after: MP3Layout, result: CleanResult
     ) throws -> ContentCheck {
-        let before: MP3Layout, after: MP3Layout
-        switch (originalLayout, cleanedLayout) {
-        case (.flac(let a), .flac(let b)):
-            return try FLACFormat().verifyContent(original: original, a, cleaned: cleaned, b, result: result)
-        case (.mp3(let a), .mp3(let b)):
-            (before, after) = (a, b)
-        default:
-            return ContentCheck(method: "none", passed: false, detail: "the cleaned file is no longer the same kind of stream")
-        }
         let method = "MPEG audio frames byte-identical (LAME encoder version characters and tag CRC excepted)"
         // Holes in the original: each LAME tag's version characters and CRC.
         var holes: [Range<Int64>] = []
