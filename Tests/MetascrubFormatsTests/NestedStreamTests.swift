@@ -154,4 +154,29 @@ final class NestedStreamTests: XCTestCase {
         }
     }
 
+    // MARK: Compressed ID3v2 frames
+
+    func testCompressedID3FramesAreReadAndTheirPositionGoes() throws {
+        try Tool.require("ffmpeg", "exiftool")
+        for version in [3, 4] {
+            let name = "audio/id3v2\(version)-compressed.mp3", input = Fixture.path(name)
+            func readable(_ path: String) -> String {
+                Oracle.exiftool(path).compactMap { $0.value as? String }.filter { $0.contains("CANARY-Z\(version)") }.sorted().joined(separator: "; ")
+            }
+            XCTAssertTrue(readable(input).contains("CANARY-Z\(version)-PLACE 48.8584"), "\(name): ExifTool does not read the compressed frames")
+            let items = Run.scan(Fixture.path(name)).findings.map(\.item)
+            XCTAssertTrue(items.contains { $0.key == "inspect:location:coordinates" }, "\(name): the position inside the inflated TXXX is an item")
+            let audio = Oracle.decodedAudio(input)
+            for policy in Self.policies {
+                let output = dir.file("\(policy)-\(version).mp3")
+                let report = Run.clean(input, to: output, policy: policy)
+                XCTAssertEqual(report.status, .cleaned, "\(name) \(policy): \(report.error?.message ?? "")")
+                let left = readable(output)
+                XCTAssertFalse(left.contains("48.8584") || left.contains("PLACE"), "\(name) \(policy): \(left)")
+                if policy != "location" { XCTAssertEqual(left, "", "\(name) \(policy)") }
+                XCTAssertEqual(Oracle.decodedAudio(output), audio, "\(name) \(policy): decoded audio changed")
+                XCTAssertEqual(Run.scan(output, policy: policy).status, .clean, "\(name) \(policy): not a fixed point")
+            }
+        }
+    }
 }
