@@ -167,7 +167,10 @@ struct MP3FrameStream {
         /// What sits at `at`, where no frame starts.
         mutating func insert(at: Int64, format: String) throws -> Insert {
             if let size = try ID3Tag.size(source, at: at), at + size <= end {
-                let tag = try ID3Tag.parse(source, at: at, end: end, format: format, path: "ID3v2 tag between frames")
+                // A tag header whose tag does not parse is still no audio: its bytes are unknown data.
+                guard let tag = try? ID3Tag.parse(source, at: at, end: end, format: format, path: "ID3v2 tag between frames") else {
+                    return Insert(kind: .unknown, range: at..<at + size)
+                }
                 return Insert(kind: .tag(.id3v2(tag)), range: at..<at + size)
             }
             if try starts(at, with: "APETAGEX"), at + 32 <= end {
