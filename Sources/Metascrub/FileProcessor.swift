@@ -59,7 +59,7 @@ public struct FileProcessor: Sendable {
 
     func detect(_ source: any ByteSource) throws -> Detected {
         let head = try source.read(at: 0, count: Int(min(Int64(Magic.headLength), source.size)))
-        guard let entry = FormatRegistry.detect(head, in: options.formats) else { return .notMedia }
+        guard let entry = try FormatRegistry.detect(source, head: head, in: options.formats) else { return .notMedia }
         guard let handler = entry.handler else { return .unsupported(entry) }
         return .handled(entry, handler)
     }

@@ -77,7 +77,7 @@ extension AVIFormat.Scanner {
             for message in SampleSEI.userData(nal: Array(bytes[s..<nalEnd]), nalStart: offset + Int64(s), hevc: false) {
                 tally.record(message, track: "\(stream)", location: location) {
                     add(message.key, message.category, message.range, location: "RIFF/LIST-movi/\(String(format: "%02d", stream))dc/SEI",
-                        detail: message.what, value: message.text, unknown: message.key.hasSuffix("user-data"), action: .patch([]))
+                        detail: message.what, value: message.text, unknown: message.unknown, action: .patch([]))
                 }
             }
         }

@@ -35,11 +35,25 @@ public struct FLACFormat: FormatHandler {
     static let names: [UInt8: String] = [0: "STREAMINFO", 1: "PADDING", 2: "APPLICATION", 3: "SEEKTABLE", 4: "VORBIS_COMMENT",
                                          5: "CUESHEET", 6: "PICTURE"]
 
+    /// ID3v2 tags in front of "fLaC" at most; taggers write one.
+    static let maxLeadingTags = 4
+
+    /// Whether the FLAC stream marker follows the ID3v2 tags a file starts with (magic-byte detection sees an MP3).
+    static func isBehindID3(_ input: any ByteSource) throws -> Bool {
+        var position: Int64 = 0
+        for _ in 0..<maxLeadingTags {
+            guard let size = try ID3Tag.size(input, at: position) else { break }
+            position += size
+        }
+        guard position > 0, position + 4 <= input.size else { return false }
+        return try input.read(at: position, count: 4).elementsEqual("fLaC".utf8)
+    }
+
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<FLACLayout> {
         var found = ItemCollector(options)
         var position: Int64 = 0
         var leading: [ID3Tag] = []
-        while leading.count < 4, let size = try ID3Tag.size(input, at: position) {
+        while leading.count < Self.maxLeadingTags, let size = try ID3Tag.size(input, at: position) {
             var tag = try ID3Tag.parse(input, at: position, end: input.size, format: Self.format, path: "ID3v2 tag before fLaC")
             tag.itemise(location: "ID3v2#\(leading.count + 1)", options: options, into: &found.items)
             tag.itemisePictures(into: &found)

@@ -154,31 +154,22 @@ struct ID3Tag {
             let frame = frames[index]
             seen[frame.id, default: 0] += 1
             let payload = body[(frame.range.lowerBound + frame.headerSize)..<frame.range.upperBound]
-            var value: String?
-            if options.includeValues {
-                // Compressed or encrypted frames (v2.3 flags 0xC0, v2.4 0x0C) have no readable value.
-                var data = Array(payload)
-                let format = major >= 3 ? body[frame.range.lowerBound + 9] : 0
-                let opaque = (major == 3 && format & 0xC0 != 0) || (major == 4 && format & 0x0C != 0)
-                if major == 4 {
-                    // v2.4 frames may be unsynchronised (0x02) or carry a data length indicator (0x01).
-                    if format & 0x02 != 0 { data = ID3Tag.resynchronise(data[...]) }
-                    if format & 0x01 != 0 { data = Array(data.dropFirst(4)) }
-                }
-                if !opaque { value = ID3Frames.value(id: frame.id, data: data).map { String($0.prefix(200)) } }
-            }
+            let data = decodedData(frame)
+            let value = options.includeValues ? data.flatMap { ID3Frames.value(id: frame.id, data: $0) }.map { String($0.prefix(200)) } : nil
             let known = ID3Frames.isKnown(frame.id)
+            // A frame that cannot be decoded (encrypted, a broken zlib stream) cannot be read: it is unknown data.
             items.append(MetadataItem(
                 key: "id3:\(frame.id)", category: known ? ID3Frames.category(frame.id) : NameClassifier.category(of: frame.id, otherwise: .content),
                 location: "\(location)/\(frame.id)#\(seen[frame.id] ?? 1)",
                 offset: fileRange.lowerBound, length: Int64(frame.range.count), value: value,
-                detail: "\(version) \(frame.id) frame, \(payload.count) bytes", isUnknown: !known))
+                detail: "\(version) \(frame.id) frame, \(payload.count) bytes\(data == nil ? ", encrypted or not decodable" : "")",
+                isUnknown: !known || data == nil))
             frames[index].item = items.count - 1
             // Frames kept whole (TXXX, COMM, PRIV, GEOB, any text frame): a position or a metadata block inside
             // becomes an item of its own. Cover art (APIC/PIC) is an embedded file, not text.
-            if frame.id != "APIC" && frame.id != "PIC" {
+            if frame.id != "APIC" && frame.id != "PIC", let data {
                 var notes: [Note] = []
-                ContentInspector.inspect(Array(payload), origin: fileRange.lowerBound + 10 + Int64(frame.range.lowerBound + frame.headerSize),
+                ContentInspector.inspect(data, origin: fileRange.lowerBound + 10 + Int64(frame.range.lowerBound + frame.headerSize),
                                          parent: items.count - 1, options: options, items: &items, notes: &notes)
             }
         }

@@ -12,18 +12,15 @@ public struct MP3Layout: Sendable {
     var framesEnd: Int64
     var lame: LAMETag?
     var lameItem: Int?
+    /// The frames walked one by one, and what sits between them.
+    var stream = MP3FrameStream()
     var trailing: TrailingTags
 }
 
-/// An MP3 scan, or a FLAC file with an ID3v2 tag in front (which magic-byte detection sends here).
-public enum MP3OrFLACLayout: Sendable {
-    case mp3(MP3Layout)
-    case flac(FLACLayout)
-}
-
 /// MP3 (MPEG-1/2/2.5 audio, any layer): ID3v2 tags at the start, APE/Lyrics3/ID3v1/appended ID3v2 at the
-/// end, and the LAME encoder version in the first frame. Audio frames are copied byte for byte; only the
-/// LAME tag's version characters (and its CRC) change when the encoder string is removed.
+/// end, any of them between frames (`MP3FrameStream`), and the LAME encoder version in the first frame of each
+/// stream. Audio frames are copied byte for byte; only the LAME tag's version characters (and its CRC) change
+/// when the encoder string is removed.
 public struct MP3Format: FormatHandler {
     public init() {}
     static let format = "MP3"
@@ -31,7 +28,7 @@ public struct MP3Format: FormatHandler {
     /// How far past the tags the first frame is searched for.
     static let syncWindow = 64 << 10
 
-    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MP3OrFLACLayout> {
+    public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<MP3Layout> {
         var found = ItemCollector(options)
         var position: Int64 = 0
         var leading: [ID3Tag] = []
@@ -41,11 +38,6 @@ public struct MP3Format: FormatHandler {
             tag.itemisePictures(into: &found)
             leading.append(tag)
             position += size
-        }
-        // FLAC files with an ID3v2 tag in front look like MP3 to magic-byte detection.
-        if position + 4 <= input.size, try input.read(at: position, count: 4).elementsEqual("fLaC".utf8) {
-            let flac = try FLACFormat().scan(input, options: options)
-            return flac.with(layout: .flac(flac.layout))
         }
         var trailing = try TrailingTags.find(input, audioStart: position, format: Self.format)
         var layout = MP3Layout(leading: leading, framesStart: position, framesEnd: trailing.start, trailing: trailing)
@@ -72,12 +64,15 @@ public struct MP3Format: FormatHandler {
                     layout.lameItem = found.items.count - 1
                 }
             }
+            let (stream, inserts) = try MP3FrameStream.walk(input, from: first, to: trailing.start, format: Self.format)
+            layout.stream = stream
+            try layout.stream.itemise(inserts, source: input, options: options, into: &found.items)
         } else if trailing.start > position {
             throw MetascrubError.malformed(format: Self.format, path: "audio", offset: position, reason: "no MPEG audio frame after the tags")
         }
         try trailing.itemise(input, options: options, into: &found.items)
         layout.trailing = trailing
-        return found.result(.mp3(layout))
+        return found.result(layout)
     }
 
     /// Offset of the first frame header in the window that is followed by another header (or by the end).
@@ -100,22 +95,26 @@ public struct MP3Format: FormatHandler {
         return nil
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult<MP3OrFLACLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        let layout: MP3Layout
-        switch scan.layout {
-        case .flac(let flac): return try FLACFormat().clean(input, scan: scan.with(layout: flac), plan: plan, to: output)
-        case .mp3(let mp3): layout = mp3
-        }
+    public func clean(_ input: any ByteSource, scan: ScanResult<MP3Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        let layout = scan.layout
         var out = OutputPlan()
         out.append(leading: layout.leading, keeps: plan.keeps, cleaned: try scan.cleanedEmbeddedFiles(plan))
         // Zero padding between the tags and the first frame is dropped; unknown bytes there go unless kept.
         if let junk = layout.junk, let item = layout.junkItem, plan.keeps(item) { out.copy(junk) }
-        if let lame = layout.lame, let item = layout.lameItem, !plan.keeps(item) {
-            let head = try input.read(at: layout.framesStart, count: lame.crcOffset + 2)
-            out.append(lame.neutralised(head))
-            out.copy(layout.framesStart + Int64(lame.crcOffset + 2)..<layout.framesEnd)
-        } else {
-            out.copy(layout.framesStart..<layout.framesEnd)
+        // Frames, and what the policy keeps of what sits between them, in file order; a LAME tag whose encoder
+        // string goes is rewritten in its frame's first bytes.
+        var lames: [Int64: LAMETag] = [:]
+        if let lame = layout.lame, let item = layout.lameItem, !plan.keeps(item) { lames[layout.framesStart] = lame }
+        for lame in layout.stream.lames { if let item = lame.item, !plan.keeps(item) { lames[lame.frame] = lame.tag } }
+        let pieces = layout.stream.runs + layout.stream.tags.tags.filter { plan.keeps($0.item) }.map(\.range)
+            + layout.stream.unknown.filter { plan.keeps($0.item) }.map(\.range)
+        for piece in pieces.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let lame = lames[piece.lowerBound], Int64(lame.crcOffset + 2) <= Int64(piece.count) {
+                out.append(lame.neutralised(try input.read(at: piece.lowerBound, count: lame.crcOffset + 2)))
+                out.copy(piece.lowerBound + Int64(lame.crcOffset + 2)..<piece.upperBound)
+            } else {
+                out.copy(piece)
+            }
         }
         for tag in layout.trailing.tags where plan.keeps(tag.item) {
             out.copy(tag.range)
@@ -125,33 +124,22 @@ public struct MP3Format: FormatHandler {
     }
 
     public func verifyContent(
-        original: any ByteSource, _ originalLayout: MP3OrFLACLayout, cleaned: any ByteSource, _ cleanedLayout: MP3OrFLACLayout, result: CleanResult
+        original: any ByteSource, _ before: MP3Layout, cleaned: any ByteSource, _ after: MP3Layout, result: CleanResult
     ) throws -> ContentCheck {
-        let before: MP3Layout, after: MP3Layout
-        switch (originalLayout, cleanedLayout) {
-        case (.flac(let a), .flac(let b)):
-            return try FLACFormat().verifyContent(original: original, a, cleaned: cleaned, b, result: result)
-        case (.mp3(let a), .mp3(let b)):
-            (before, after) = (a, b)
-        default:
-            return ContentCheck(method: "none", passed: false, detail: "the cleaned file is no longer the same kind of stream")
-        }
         let method = "MPEG audio frames byte-identical (LAME encoder version characters and tag CRC excepted)"
-        let a = before.framesStart..<before.framesEnd, b = after.framesStart..<after.framesEnd
-        guard a.count == b.count else {
-            return ContentCheck(method: method, passed: false, detail: "audio is \(a.count) bytes before, \(b.count) after")
+        // Holes in the original: each LAME tag's version characters and CRC.
+        var holes: [Range<Int64>] = []
+        for (frame, lame) in (before.lame.map { [(before.framesStart, $0)] } ?? []) + before.stream.lames.map({ ($0.frame, $0.tag) }) {
+            holes += [frame + Int64(lame.offset + LAMETag.keptPrefix)..<frame + Int64(lame.offset + 9),
+                      frame + Int64(lame.crcOffset)..<frame + Int64(lame.crcOffset + 2)]
         }
-        // Relative ranges that must be equal: everything but the version characters and the CRC.
-        var pieces: [Range<Int64>] = [0..<Int64(a.count)]
-        if let lame = before.lame {
-            let v = Int64(lame.offset + LAMETag.keptPrefix), c = Int64(lame.crcOffset)
-            pieces = [0..<v, Int64(lame.offset + 9)..<c, c + 2..<Int64(a.count)].filter { !$0.isEmpty && $0.upperBound <= Int64(a.count) }
+        let a = before.stream.runs, b = after.stream.runs
+        let sizes = (a.reduce(0) { $0 + Int64($1.count) }, b.reduce(0) { $0 + Int64($1.count) })
+        guard sizes.0 == sizes.1 else {
+            return ContentCheck(method: method, passed: false, detail: "audio frames are \(sizes.0) bytes before, \(sizes.1) after")
         }
-        for r in pieces {
-            guard try ByteComparison.equal(original, a.lowerBound + r.lowerBound..<a.lowerBound + r.upperBound,
-                                           cleaned, b.lowerBound + r.lowerBound..<b.lowerBound + r.upperBound) else {
-                return ContentCheck(method: method, passed: false, detail: "audio differs in bytes \(r.lowerBound)..<\(r.upperBound) of the frames")
-            }
+        if let differs = try MP3FrameStream.firstDifference(original, a, cleaned, b, skipping: holes.sorted { $0.lowerBound < $1.lowerBound }) {
+            return ContentCheck(method: method, passed: false, detail: "audio differs in the frames at byte \(differs) of the original")
         }
         return ContentCheck(method: method, passed: true)
     }

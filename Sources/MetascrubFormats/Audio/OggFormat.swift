@@ -1,128 +1,40 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
 
-/// What the Ogg scanner found about the first logical stream's header packets and the pages after them.
+/// What the Ogg scanner found: every logical stream of every link, and the pages after them.
 public struct OggLayout: Sendable {
-    enum Codec: String { case vorbis = "Vorbis", opus = "Opus", speex = "Speex", theora = "Theora", flac = "FLAC" }
-
-    var codec: Codec
-    var serial: UInt32
-    /// Page 0 (the identification header, alone on its page).
-    var firstPage: OggPage
-    /// Header packets after the identification header: the comment packet first.
-    var packets: [[UInt8]]
-    var comment: VorbisComment?
-    /// Offset of the comment list inside the comment packet, and the bytes that follow it (Vorbis framing
-    /// bit; Opus may carry binary data there).
-    var commentPrefix: [UInt8] = []
-    var extraItem: Int?
-    /// Pages holding packets 1..n of the headers, and where the first audio page starts.
-    var headerPages: Int
-    var audioStart: Int64
+    var chain: OggStreams
     /// End of the last Ogg page; bytes after it are a trailer.
     var pagesEnd: Int64
     /// A damaged file's last page, cut by the end of the file: copied as it is from here to the end.
     var cutPage: Int64?
     var trailerItem: Int?
-    var blockItems: [Int] = []
-    /// Reasons the stream cannot be rewritten (multiplexed, chained, audio sharing the last header page).
-    var cannotClean: String?
 }
 
-/// Ogg Vorbis, Opus, Speex and Theora (single logical stream): the comment header packet is rebuilt with
-/// only the kept fields (vendor string emptied under strict), the header pages re-paginated, and every later
-/// page renumbered with its CRC recomputed when the header page count changes; audio pages' packets, lacing
-/// and granule positions stay byte for byte. Ogg FLAC is scanned but not cleaned.
+/// Ogg Vorbis, Opus, Speex and Theora, multiplexed (an `.ogv`'s Theora and Vorbis streams) and chained (files
+/// joined with `cat`, also reusing a serial number): each stream's comment header packet is rebuilt with only
+/// the kept fields (vendor string emptied under strict), its header pages re-paginated, and every later page of
+/// that stream renumbered with its CRC recomputed when its header page count changes; audio and video pages'
+/// packets, lacing and granule positions stay byte for byte. Ogg FLAC is scanned but not cleaned.
 public struct OggFormat: FormatHandler {
     public init() {}
     static let format = "Ogg"
     static let maxHeaderBytes = 32 << 20
     static let maxPages = 1 << 24
+    static let maxStreams = 256
 
     public func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<OggLayout> {
         let first = try OggPage.read(input, at: 0)
         guard first.flags & OggPage.beginOfStream != 0 else {
             throw MetascrubError.malformed(format: Self.format, path: "page 0", offset: 0, reason: "first page does not begin a stream")
         }
-        let firstBytes = try input.read(at: 0, count: first.headerSize + first.bodySize)
-        guard OggPage.crcMatches(firstBytes) else {
-            throw MetascrubError.malformed(format: Self.format, path: "page 0", offset: 0, reason: "page CRC mismatch")
-        }
-        let idPacket = Array(firstBytes[first.headerSize...])
-        guard first.lacing.last.map({ $0 < 255 }) ?? false, first.lacing.dropLast().allSatisfy({ $0 == 255 }) else {
-            throw MetascrubError.malformed(format: Self.format, path: "page 0", offset: 0, reason: "the identification header is not alone on the first page")
-        }
-        let codec: OggLayout.Codec
-        var headerCount: Int
-        func starts(_ p: [UInt8]) -> Bool { idPacket.count >= p.count && idPacket[0..<p.count].elementsEqual(p) }
-        if starts([0x01] + Array("vorbis".utf8)) { codec = .vorbis; headerCount = 2 }
-        else if starts(Array("OpusHead".utf8)) { codec = .opus; headerCount = 1 }
-        else if starts(Array("Speex   ".utf8)) {
-            codec = .speex
-            headerCount = 1 + (idPacket.count >= 72 ? Int(min(ByteOrder.little.u32(idPacket, 68), 16)) : 0)
-        } else if starts([0x80] + Array("theora".utf8)) { codec = .theora; headerCount = 2 }
-        else if starts([0x7F] + Array("FLAC".utf8)), idPacket.count >= 9 {
-            codec = .flac
-            headerCount = BigEndian.u16(idPacket, 7)
-        } else {
-            throw MetascrubError.unsupported(format: Self.format, reason: "the Ogg stream's codec is not one metascrub can clean (Vorbis, Opus, Speex, Theora)")
-        }
-        guard headerCount > 0 else {
-            throw MetascrubError.malformed(format: Self.format, path: "identification header", offset: first.body.lowerBound, reason: "no comment header announced")
-        }
-
-        // Reassemble the header packets from the following pages of the same stream.
-        var packets: [[UInt8]] = []
-        var partial: [UInt8] = []
-        var position = first.end
-        var headerPages = 0
-        var cannotClean: String?
-        var total = 0
-        while packets.count < headerCount {
-            let page = try OggPage.read(input, at: position)
-            position = page.end
-            guard page.serial == first.serial else {
-                cannotClean = "multiplexed Ogg streams (several logical streams) are not supported yet"
-                continue
-            }
-            headerPages += 1
-            total += page.bodySize
-            guard total <= Self.maxHeaderBytes else {
-                throw MetascrubError.limitExceeded(format: Self.format, path: "header packets", offset: page.offset, limit: "\(Self.maxHeaderBytes) bytes")
-            }
-            let bytes = try input.read(at: page.offset, count: page.headerSize + page.bodySize)
-            guard OggPage.crcMatches(bytes) else {
-                throw MetascrubError.malformed(format: Self.format, path: "header page #\(page.sequence)", offset: page.offset, reason: "page CRC mismatch")
-            }
-            let body = Array(bytes[page.headerSize...])
-            var at = 0
-            for (index, lace) in page.lacing.enumerated() {
-                partial += body[at..<at + Int(lace)]
-                at += Int(lace)
-                if lace < 255 {
-                    packets.append(partial)
-                    partial = []
-                    if packets.count == headerCount && index != page.lacing.count - 1 {
-                        cannotClean = "the first audio packet shares a page with the last header packet"
-                    }
-                    if packets.count == headerCount { break }
-                }
-            }
-        }
-        let audioStart = position
-        var layout = OggLayout(codec: codec, serial: first.serial, firstPage: first, packets: packets, headerPages: headerPages,
-                               audioStart: audioStart, pagesEnd: audioStart, cannotClean: cannotClean)
         var found = ItemCollector(options)
-        try itemiseComment(&layout, options: options, into: &found.items)
-        // Cover art in a METADATA_BLOCK_PICTURE comment is looked into by its own handler (not in Ogg FLAC, whose
-        // metadata packets are not rewritten).
-        if layout.codec != .flac, var comment = layout.comment {
-            comment.itemisePictures(into: &found)
-            layout.comment = comment
-        }
-
-        // Walk the remaining page headers: bounds, other streams, bytes after the last page.
+        var chain = OggStreams()
+        var position: Int64 = 0
+        var previousBegan = false
         var pages = 0
+        var headerBytes = 0
+        var cutPage: Int64?
         while position + 4 <= input.size, try input.read(at: position, count: 4).elementsEqual("OggS".utf8) {
             pages += 1
             guard pages <= Self.maxPages else {
@@ -133,29 +45,72 @@ public struct OggFormat: FormatHandler {
                 page = try OggPage.read(input, at: position)
             } catch let error as MetascrubError {
                 // Cut inside an audio page: only coded audio is lost; it is copied as it is.
-                guard case .truncated = error else { throw error }
+                guard case .truncated = error, chain.streams.allSatisfy(\.headersDone), !chain.streams.isEmpty else { throw error }
                 try found.damaged(error, at: position, "the file ends inside the Ogg page at \(position) (\(error.description)); it is copied byte for byte, its CRC cannot be checked")
-                layout.cutPage = position
+                cutPage = position
                 break
             }
-            if page.serial != first.serial && layout.cannotClean == nil {
-                layout.cannotClean = page.flags & OggPage.beginOfStream != 0 && page.offset >= audioStart
-                    ? "chained or multiplexed Ogg streams are not supported yet" : "multiplexed Ogg streams are not supported yet"
-            }
             position = page.end
+            let began = page.flags & OggPage.beginOfStream != 0
+            defer { previousBegan = began }
+            if began {
+                // A stream beginning after other pages starts a new link of the chain.
+                if !previousBegan || chain.linkStarts.isEmpty { chain.linkStarts.append(page.offset) }
+                guard chain.streams.count < Self.maxStreams else {
+                    throw MetascrubError.limitExceeded(format: Self.format, path: "streams", offset: page.offset, limit: "\(Self.maxStreams) streams")
+                }
+                let bytes = try input.read(at: page.offset, count: page.headerSize + page.bodySize)
+                guard OggPage.crcMatches(bytes) else {
+                    throw MetascrubError.malformed(format: Self.format, path: "page \(page.offset)", offset: page.offset, reason: "page CRC mismatch")
+                }
+                guard page.lacing.last.map({ $0 < 255 }) ?? false, page.lacing.dropLast().allSatisfy({ $0 == 255 }) else {
+                    throw MetascrubError.malformed(format: Self.format, path: "page \(page.offset)", offset: page.offset,
+                                                   reason: "the identification header is not alone on its page")
+                }
+                chain.streams.append(try OggStream(link: chain.linkStarts.count - 1, page: page, idPacket: Array(bytes[page.headerSize...]),
+                                                   first: chain.streams.isEmpty))
+                continue
+            }
+            guard let index = chain.stream(of: page) else {
+                throw MetascrubError.malformed(format: Self.format, path: "page \(page.offset)", offset: page.offset,
+                                               reason: "a page of stream \(page.serial), which no page began")
+            }
+            guard !chain.streams[index].headersDone else { continue }
+            headerBytes += page.bodySize
+            guard headerBytes <= Self.maxHeaderBytes else {
+                throw MetascrubError.limitExceeded(format: Self.format, path: "header packets", offset: page.offset, limit: "\(Self.maxHeaderBytes) bytes")
+            }
+            let bytes = try input.read(at: page.offset, count: page.headerSize + page.bodySize)
+            guard OggPage.crcMatches(bytes) else {
+                throw MetascrubError.malformed(format: Self.format, path: "header page #\(page.sequence)", offset: page.offset, reason: "page CRC mismatch")
+            }
+            chain.streams[index].addHeaderPage(page, bytes: bytes)
         }
-        layout.pagesEnd = position
-        if position < input.size, layout.cutPage == nil {
+        if let unfinished = chain.streams.first(where: { !$0.headersDone }) {
+            throw MetascrubError.truncated(format: Self.format, path: "\(unfinished.codec.rawValue) header packets", offset: position,
+                                           needed: 1)
+        }
+        for index in chain.streams.indices {
+            try itemiseComment(&chain.streams[index], options: options, into: &found.items)
+            // Cover art in a METADATA_BLOCK_PICTURE comment is looked into by its own handler (not in Ogg FLAC,
+            // whose metadata packets are not rewritten).
+            if chain.streams[index].codec != .flac, var comment = chain.streams[index].comment {
+                comment.itemisePictures(into: &found)
+                chain.streams[index].comment = comment
+            }
+        }
+        var layout = OggLayout(chain: chain, pagesEnd: position, cutPage: cutPage)
+        if position < input.size, cutPage == nil {
             layout.trailerItem = try found.trailer("ogg:trailer", position..<input.size, in: input, location: "after the last page", after: "the last Ogg page")
         }
         return found.result(layout)
     }
 
     /// Items of the comment packet (for Ogg FLAC: of every metadata block packet).
-    private func itemiseComment(_ layout: inout OggLayout, options: ScanOptions, into items: inout [MetadataItem]) throws {
+    private func itemiseComment(_ layout: inout OggStream, options: ScanOptions, into items: inout [MetadataItem]) throws {
         guard let packet = layout.packets.first else { return }
-        let origin = layout.firstPage.end
-        let location = "\(layout.codec.rawValue) comment header"
+        let origin = layout.headerPages.first ?? layout.firstPage.end
+        let location = layout.location
         switch layout.codec {
         case .flac:
             for (index, block) in layout.packets.enumerated() where block.count >= 4 {
@@ -195,73 +150,94 @@ public struct OggFormat: FormatHandler {
 
     public func clean(_ input: any ByteSource, scan: ScanResult<OggLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
-        guard let comment = layout.comment else {
+        let chain = layout.chain
+        guard chain.streams.contains(where: { $0.comment != nil }) else {
             throw MetascrubError.verificationFailed(reason: "the Ogg scan found no comment header to clean")
         }
-        let keepsComment = comment.unchanged(keeps: plan.keeps) && (layout.extraItem.map(plan.keeps) ?? true)
-            && layout.blockItems.allSatisfy(plan.keeps)
         let keepsTrailer = layout.trailerItem.map(plan.keeps) ?? true
-        if keepsComment {
+        let rewritten = chain.streams.indices.filter { !chain.streams[$0].keepsHeaders(plan.keeps) }
+        if rewritten.isEmpty {
             var out = OutputPlan()
             out.copy(0..<(keepsTrailer ? input.size : layout.pagesEnd))
             try out.write(from: input, to: output)
             return CleanResult(method: .remux)
         }
-        if let reason = layout.cannotClean { throw MetascrubError.unsupported(format: Self.format, reason: reason) }
-        guard layout.codec != .flac else {
-            throw MetascrubError.unsupported(format: Self.format, reason: "rewriting Ogg FLAC metadata packets is not supported yet")
+        // New header pages of each stream whose comment changes, and how far its later pages' numbers move.
+        var headers: [Int64: [[UInt8]]] = [:]
+        var deltas: [Int: UInt32] = [:]
+        let cleaned = try scan.cleanedEmbeddedFiles(plan)
+        for index in rewritten {
+            let stream = chain.streams[index]
+            if let reason = stream.cannotClean { throw MetascrubError.unsupported(format: Self.format, reason: reason) }
+            guard stream.codec != .flac, let comment = stream.comment, let firstHeader = stream.headerPages.first else {
+                throw MetascrubError.unsupported(format: Self.format, reason: "rewriting Ogg FLAC metadata packets is not supported yet")
+            }
+            var packet = stream.commentPrefix + comment.rebuilt(keeps: plan.keeps, cleaned: cleaned)
+            if stream.codec == .vorbis { packet.append(1) }
+            let second = try OggPage.read(input, at: firstHeader)
+            let pages = OggPage.paginate([packet] + stream.packets.dropFirst(), serial: stream.serial, firstSequence: second.sequence)
+            headers[firstHeader] = pages
+            let delta = UInt32(truncatingIfNeeded: pages.count - stream.headerPages.count)
+            if delta != 0 { deltas[index] = delta }
         }
-        var packet = layout.commentPrefix + comment.rebuilt(keeps: plan.keeps, cleaned: try scan.cleanedEmbeddedFiles(plan))
-        if layout.codec == .vorbis { packet.append(1) }
-        let second = try OggPage.read(input, at: layout.firstPage.end)
-        let pages = OggPage.paginate([packet] + layout.packets.dropFirst(), serial: layout.serial, firstSequence: second.sequence)
-        let delta = UInt32(truncatingIfNeeded: pages.count - layout.headerPages)
-
-        var head = OutputPlan()
-        head.copy(0..<layout.firstPage.end)
-        for page in pages { head.append(page) }
-        if delta == 0 { head.copy(layout.audioStart..<layout.pagesEnd) }
-        try head.write(from: input, to: output)
-        if delta != 0 {
-            // Every later page gets its sequence number moved by delta, and so a new CRC.
-            var position = layout.audioStart
-            while position < layout.pagesEnd {
-                let page = try OggPage.read(input, at: position)
+        let headerPages = Set(rewritten.flatMap { chain.streams[$0].headerPages })
+        var out = OutputPlan()
+        var position: Int64 = 0
+        while position < layout.pagesEnd {
+            let page = try OggPage.read(input, at: position)
+            position = page.end
+            if let pages = headers[page.offset] {
+                for bytes in pages { out.append(bytes) }
+            } else if headerPages.contains(page.offset) {
+                continue
+            } else if let index = chain.stream(of: page), let delta = deltas[index], page.flags & OggPage.beginOfStream == 0 {
+                // A later page of a stream whose header page count changed: its sequence number moves, so its CRC.
                 let bytes = try input.read(at: page.offset, count: page.headerSize + page.bodySize)
                 guard OggPage.crcMatches(bytes) else {
                     throw MetascrubError.malformed(format: Self.format, path: "page #\(page.sequence)", offset: page.offset, reason: "page CRC mismatch")
                 }
-                try output.write(OggPage.serialise(flags: page.flags, granule: page.granule, serial: page.serial,
-                                                   sequence: page.sequence &+ delta, lacing: page.lacing, body: bytes[page.headerSize...]))
-                position = page.end
+                out.append(OggPage.serialise(flags: page.flags, granule: page.granule, serial: page.serial,
+                                             sequence: page.sequence &+ delta, lacing: page.lacing, body: bytes[page.headerSize...]))
+            } else {
+                out.copy(page.offset..<page.end)
             }
         }
-        if keepsTrailer, layout.pagesEnd < input.size { try output.copy(from: input, offset: layout.pagesEnd, count: input.size - layout.pagesEnd) }
+        if layout.cutPage != nil || (keepsTrailer && layout.pagesEnd < input.size) { out.copy(layout.pagesEnd..<input.size) }
+        try out.write(from: input, to: output)
         var result = CleanResult(method: .remux)
-        if delta != 0 {
-            result.notes.append(Note(.info, code: "ogg-renumbered", "the comment header now takes a different number of pages; later pages were renumbered and their CRCs recomputed"))
+        if !deltas.isEmpty {
+            result.notes.append(Note(.info, code: "ogg-renumbered", "a comment header now takes a different number of pages; later pages of its stream were renumbered and their CRCs recomputed"))
         }
         return result
     }
 
     public func verifyContent(original: any ByteSource, _ before: OggLayout, cleaned: any ByteSource, _ after: OggLayout, result: CleanResult) throws -> ContentCheck {
-        let method = "identification and setup headers, and every later page's packets, lacing and granule positions byte-identical"
-        guard before.codec == after.codec, before.packets.dropFirst().elementsEqual(after.packets.dropFirst()),
-              try ByteComparison.equal(original, before.firstPage.body, cleaned, after.firstPage.body) else {
-            return ContentCheck(method: method, passed: false, detail: "codec headers differ")
+        let method = "identification and setup headers of every stream, and every later page's packets, lacing and granule positions byte-identical"
+        let a = before.chain.streams, b = after.chain.streams
+        guard a.count == b.count else { return ContentCheck(method: method, passed: false, detail: "\(a.count) streams before, \(b.count) after") }
+        for (x, y) in zip(a, b) {
+            guard x.codec == y.codec, x.link == y.link, x.serial == y.serial, x.packets.dropFirst().elementsEqual(y.packets.dropFirst()),
+                  try ByteComparison.equal(original, x.firstPage.body, cleaned, y.firstPage.body) else {
+                return ContentCheck(method: method, passed: false, detail: "codec headers of stream \(x.serial) differ")
+            }
         }
-        var a = before.audioStart, b = after.audioStart
-        while a < before.pagesEnd || b < after.pagesEnd {
-            guard a < before.pagesEnd, b < after.pagesEnd else {
+        // Every page that is not a header page, in file order: pages of the streams' coded data (and their first pages).
+        let skipA = before.chain.headerPages, skipB = after.chain.headerPages
+        var p: Int64 = 0, q: Int64 = 0
+        while true {
+            while p < before.pagesEnd, skipA.contains(p) { p = try OggPage.read(original, at: p).end }
+            while q < after.pagesEnd, skipB.contains(q) { q = try OggPage.read(cleaned, at: q).end }
+            guard p < before.pagesEnd || q < after.pagesEnd else { break }
+            guard p < before.pagesEnd, q < after.pagesEnd else {
                 return ContentCheck(method: method, passed: false, detail: "different number of audio pages")
             }
-            let p = try OggPage.read(original, at: a), q = try OggPage.read(cleaned, at: b)
-            guard p.flags == q.flags, p.granule == q.granule, p.serial == q.serial, p.lacing == q.lacing,
-                  try ByteComparison.equal(original, p.body, cleaned, q.body) else {
-                return ContentCheck(method: method, passed: false, detail: "audio page at \(a) differs")
+            let x = try OggPage.read(original, at: p), y = try OggPage.read(cleaned, at: q)
+            guard x.flags == y.flags, x.granule == y.granule, x.serial == y.serial, x.lacing == y.lacing,
+                  try ByteComparison.equal(original, x.body, cleaned, y.body) else {
+                return ContentCheck(method: method, passed: false, detail: "audio page at \(p) differs")
             }
-            a = p.end
-            b = q.end
+            p = x.end
+            q = y.end
         }
         if let cut = before.cutPage {
             guard let cutAfter = after.cutPage, original.size - cut == cleaned.size - cutAfter,

@@ -18,6 +18,8 @@ enum SampleSEI {
         var what: String
         var text: String
         var uuid: String
+        /// Data of a kind no one defines (unregistered SEI user data, an APPn no one names): the policy's `unknown` rule.
+        var unknown = false
     }
 
     /// Walks the NAL units, reading only headers and SEI units. H.264 puts every SEI before the first slice of
@@ -66,7 +68,7 @@ enum SampleSEI {
                 (key, category, what) = ("\(codec):sei/user-data", .software, "unregistered user data \(BoxUUID.hex(uuid))")
             }
             out.append(Message(range: range, filler: H264SEI.neutralised(nal: view, message: message), key: key, category: category,
-                               what: what, text: ascii, uuid: BoxUUID.hex(uuid)))
+                               what: what, text: ascii, uuid: BoxUUID.hex(uuid), unknown: key.hasSuffix("user-data")))
         }
         return out
     }

@@ -14,7 +14,7 @@ extension MP4Scanner {
                 continue
             }
             add(message.key, message.category, config, detail: "\(message.what) in the decoder configuration of track \(id)",
-                value: message.text, unknown: message.key.hasSuffix("user-data"), edit: .patch([(message.range, filler)]))
+                value: message.text, unknown: message.unknown, edit: .patch([(message.range, filler)]))
         }
     }
 }

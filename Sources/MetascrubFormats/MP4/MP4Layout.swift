@@ -16,6 +16,8 @@ struct MP4Track: Sendable {
     /// NAL length-field size for H.264/HEVC tracks (from avcC/hvcC), for in-stream SEI.
     var nalLengthSize: Int?
     var isHEVC: Bool
+    /// Every sample is a JPEG (a timelapse muxed from camera photos), whose APPn/COM segments are looked into.
+    var isMotionJPEG = false
 }
 
 /// What cleaning does to the file for one item.

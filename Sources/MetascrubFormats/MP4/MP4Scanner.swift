@@ -222,7 +222,7 @@ struct MP4Scanner {
         let stbl = trak.descendant("mdia/minf/stbl")
         var entries: [FourCC] = []
         var nalLength: Int?
-        var hevc = false
+        var hevc = false, mjpeg = false
         if let stsd = stbl?.child("stsd") {
             let payload = try reader.payload(of: stsd.box)
             var c = ByteCursor(payload, origin: stsd.box.payloadOffset, format: format, path: stsd.box.path)
@@ -255,6 +255,7 @@ struct MP4Scanner {
                         nalLength = try Self.nalLengthSize(body, entryOffset: entry.payloadOffset, hevc: hevc, reader: reader, entry: entry)
                         if hevc { try scanConfigSEI(entry: entry, track: id) }
                     }
+                    if try Self.isMotionJPEG(entry, reader: reader) { mjpeg = true }
                 }
             }
         }
@@ -273,8 +274,8 @@ struct MP4Scanner {
         let table = try SampleTable.parse(stco: stbl?.child("stco")?.box, co64: stbl?.child("co64")?.box, stsc: stbl?.child("stsc")?.box,
                                           stsz: stbl?.child("stsz")?.box, stz2: stbl?.child("stz2")?.box, reader: reader, fileSize: source.size,
                                           cutSampleData: found.options.tolerateDamage ? cutSampleData : nil)
-        if let damage = table.damage, !table.sizesKnown, nalLength != nil {
-            // Encoder SEI sits in the samples, which a table without usable sizes cannot locate.
+        if let damage = table.damage, !table.sizesKnown, nalLength != nil || mjpeg {
+            // Encoder SEI and a camera's JPEG segments sit in the samples, which a table without usable sizes cannot locate.
             throw damage
         }
         if let damage = table.damage {
@@ -284,7 +285,7 @@ struct MP4Scanner {
         }
         layout.tracks.append(MP4Track(id: id, node: trak, handler: handler, sampleEntries: entries, samples: table,
                                       chunkOffsetBox: (stbl?.child("co64") ?? stbl?.child("stco"))?.box, selfContained: selfContained,
-                                      nalLengthSize: nalLength, isHEVC: hevc))
+                                      nalLengthSize: nalLength, isHEVC: hevc, isMotionJPEG: mjpeg))
 
         for child in trak.children {
             switch child.type {

@@ -2,27 +2,39 @@
 import MetascrubCore
 
 /// Encoder and camera user data inside H.264/HEVC samples: x264/x265 option strings, AVCHD MDPM and the GPS,
-/// speed and time dashcams write into SEI user_data_unregistered messages of every access unit. Every sample
-/// of every track (in the sample tables and in every movie fragment) is examined, reading only NAL headers and
-/// SEI units; each kind of message becomes one item per track with a count and its first location, and its
-/// removal overwrites every payload of that kind in place with same-length filler, so no sample size or offset
-/// changes and decoding is unaffected.
+/// speed and time dashcams write into SEI user_data_unregistered messages of every access unit; and the APPn/COM
+/// segments of every Motion-JPEG sample (a timelapse muxed from camera photos keeps their EXIF). Every sample of
+/// every track (in the sample tables and in every movie fragment) is examined, reading only NAL headers and SEI
+/// units, or JPEG segment headers; each kind of message becomes one item per track with a count and its first
+/// location, and its removal overwrites every payload of that kind in place with same-length filler, so no
+/// sample size or offset changes and decoding is unaffected.
 extension MP4Scanner {
+    /// Sample entries whose samples are whole JPEGs (QuickTime `jpeg`, Motion-JPEG A, Avid, DV-Motion-JPEG).
+    static let motionJPEGEntries: Set<FourCC> = ["jpeg", "mjpa", "AVDJ", "dmb1", "MJPG"]
+    /// MPEG-4 systems object type of JPEG (ISO/IEC 10918-1) in an `mp4v` entry's `esds`, as ffmpeg writes MJPEG in MP4.
+    static let jpegObjectType: UInt8 = 0x6C
+
     mutating func scanStreamSEI() throws {
         var tally = SampleSEI.Tally()
         for track in layout.tracks {
-            guard let lengthSize = track.nalLengthSize else { continue }
+            let lengthSize = track.nalLengthSize
+            guard lengthSize != nil || track.isMotionJPEG else { continue }
             var number = 0
             func scan(_ offset: Int64, _ size: Int64, _ scanner: inout MP4Scanner) throws {
                 number += 1
                 let location = "track \(track.id) sample \(number)"
-                for message in try SampleSEI.messages(scanner.source, at: offset, size: size, lengthSize: lengthSize, hevc: track.isHEVC,
-                                                      format: scanner.format, path: location) {
+                let messages = if let lengthSize {
+                    try SampleSEI.messages(scanner.source, at: offset, size: size, lengthSize: lengthSize, hevc: track.isHEVC,
+                                           format: scanner.format, path: location)
+                } else {
+                    try MJPEGFrame.messages(scanner.source, at: offset, size: size, container: "mp4", format: scanner.format, path: location)
+                }
+                for message in messages {
                     tally.record(message, track: "\(track.id)", location: location) {
                         let box = Box(type: "sei ", offset: message.range.lowerBound, size: Int64(message.range.count), headerSize: 0,
-                                      sizeForm: .compact, path: "track \(track.id)/sample SEI")
+                                      sizeForm: .compact, path: "track \(track.id)/sample \(lengthSize == nil ? "APP" : "SEI")")
                         return scanner.add(message.key, message.category, box, detail: message.what, value: message.text,
-                                           unknown: message.key.hasSuffix("user-data"), edit: MP4Edit.none)
+                                           unknown: message.unknown, edit: MP4Edit.none)
                     }
                 }
             }
@@ -83,5 +95,30 @@ extension MP4Scanner {
             }
         }
         return all
+    }
+
+    /// Whether a visual sample entry's samples are JPEGs: its type says so, or an `mp4v` entry's `esds` names JPEG.
+    static func isMotionJPEG(_ entry: Box, reader: BoxReader) throws -> Bool {
+        if motionJPEGEntries.contains(entry.type) { return true }
+        guard entry.type == "mp4v", entry.end - entry.payloadOffset > 78 else { return false }
+        let children = try reader.boxes(in: (entry.payloadOffset + 78)..<entry.end, parentPath: entry.path, depth: 7)
+        guard let esds = children.boxes.first(where: { $0.type == "esds" }) else { return false }
+        // Full box header, then ES_Descriptor (tag 3): size, ES_ID, flags and their optional fields; then
+        // DecoderConfigDescriptor (tag 4): size, objectTypeIndication.
+        let p = try reader.payload(of: esds)
+        func descriptor(_ tag: UInt8, at i: Int) -> Int? {
+            guard i < p.count, p[i] == tag else { return nil }
+            var j = i + 1
+            for _ in 0..<4 where j < p.count { j += 1; if p[j - 1] & 0x80 == 0 { break } }
+            return j
+        }
+        guard var i = descriptor(3, at: 4), i + 3 <= p.count else { return false }
+        let flags = p[i + 2]
+        i += 3
+        if flags & 0x80 != 0 { i += 2 }
+        if flags & 0x40 != 0, i < p.count { i += 1 + Int(p[i]) }
+        if flags & 0x20 != 0 { i += 2 }
+        guard let body = descriptor(4, at: i), body < p.count else { return false }
+        return p[body] == jpegObjectType
     }
 }

@@ -15,6 +15,10 @@ extension MatroskaFormat.Scanner {
         var codec: String
         var blocks: [Range<Int64>] = []
         var samples: [[UInt8]] = []
+        /// Compression the muxer applied to every frame, undone before the text is read.
+        var encodings: [MatroskaContentEncoding] = []
+        /// Why a frame's text could not be read (encrypted, an unknown compression, a broken zlib stream).
+        var unreadable: String?
     }
 
     enum ClusterID {
@@ -33,16 +37,17 @@ extension MatroskaFormat.Scanner {
 
     /// Remembers a text subtitle track (returns true) so its blocks are collected while Clusters are walked.
     mutating func noteTextTrack(_ entry: EBMLElement, entryNumber: Int) throws -> Bool {
-        var number: UInt64?, codec = ""
+        var number: UInt64?, codec = "", encodings: [MatroskaContentEncoding] = []
         for c in try EBML.children(input, of: entry, path: "Tracks/TrackEntry") {
             switch c.id {
             case BlockID.trackNumber: number = try EBML.uint(input, c)
             case BlockID.codecID: codec = String(decoding: try EBML.bytes(input, c, limit: 64).prefix { $0 != 0 }, as: UTF8.self)
+            case MatroskaContentEncoding.ID.encodings: encodings = try MatroskaContentEncoding.read(input, c)
             default: break
             }
         }
         guard let number, Self.isTextCodec(codec) else { return false }
-        textTracks[number] = TextTrack(number: number, entry: entry, entryNumber: entryNumber, codec: codec)
+        textTracks[number] = TextTrack(number: number, entry: entry, entryNumber: entryNumber, codec: codec, encodings: encodings)
         return true
     }
 
@@ -69,7 +74,7 @@ extension MatroskaFormat.Scanner {
             first = false
             switch e.id {
             case BlockID.simpleBlock:
-                if !layout.nalTracks.isEmpty && !e.cut { try blockSEI(e) }
+                if layout.inspectsBlocks && !e.cut { try blockSEI(e) }
                 try textBlock(e, in: e)
             case BlockID.blockGroup:
                 if e.cut {
@@ -79,7 +84,7 @@ extension MatroskaFormat.Scanner {
                     break
                 }
                 for c in try EBML.children(input, of: e, path: "Cluster/BlockGroup") where c.id == BlockID.block {
-                    if !layout.nalTracks.isEmpty { try blockSEI(c) }
+                    if layout.inspectsBlocks { try blockSEI(c) }
                     try textBlock(c, in: e)
                 }
             case MatroskaFormat.ID.void:
@@ -130,7 +135,17 @@ extension MatroskaFormat.Scanner {
         textTracks[track]!.blocks.append(outer.range)
         if textTracks[track]!.samples.count < 16 {
             let data = block.dataOffset + Int64(length + 3)
-            textTracks[track]!.samples.append(try input.read(at: data, count: Int(min(block.end - data, 4096))))
+            let encodings = textTracks[track]!.encodings
+            if encodings.isEmpty {
+                textTracks[track]!.samples.append(try input.read(at: data, count: Int(min(block.end - data, 4096))))
+            } else if let text = MatroskaContentEncoding.decode(try input.read(at: data, count: Int(min(block.end - data, 1 << 20))),
+                                                                encodings, limit: 4096) {
+                textTracks[track]!.samples.append(text)
+            } else {
+                textTracks[track]!.unreadable = encodings.compactMap {
+                    if case .unreadable(let why) = $0 { why } else { nil }
+                }.first ?? "a frame that does not inflate"
+            }
         }
     }
 
@@ -159,11 +174,20 @@ extension MatroskaFormat.Scanner {
     /// `LocationShapes.holdsPosition`, as for MP4 text tracks).
     mutating func finishTextTracks() {
         for track in textTracks.values.sorted(by: { $0.number < $1.number }) {
-            guard let match = LocationShapes.holdsPosition(track.samples) else { continue }
             let cues = cueEntries[track.number] ?? []
-            let item = add("matroska:track/telemetry-subtitles", .location, track.entry, location: "Segment/Tracks/TrackEntry#\(track.entryNumber)",
+            let item: Int
+            if let match = LocationShapes.holdsPosition(track.samples) {
+                item = add("matroska:track/telemetry-subtitles", .location, track.entry, location: "Segment/Tracks/TrackEntry#\(track.entryNumber)",
                            detail: "subtitle track \(track.number) (\(track.codec)) whose text holds GPS positions (\(match.kind.what)), \(track.blocks.count) blocks",
                            action: .void(track.entry.range))
+            } else if let why = track.unreadable {
+                // Text no one can read here may state anything: an unknown item, removed with its blocks as telemetry is.
+                item = add("matroska:track/unreadable-text", .content, track.entry, location: "Segment/Tracks/TrackEntry#\(track.entryNumber)",
+                           detail: "subtitle track \(track.number) (\(track.codec)) whose frames cannot be read (\(why)), \(track.blocks.count) blocks",
+                           unknown: true, action: .void(track.entry.range))
+            } else {
+                continue
+            }
             layout.actions[item, default: []].append(.voidEach(track.blocks + cues))
             layout.holes += track.blocks + cues
         }

@@ -31,6 +31,10 @@ public struct MatroskaLayout: Sendable {
     var clusters = 0
     /// H.264/HEVC tracks by track number: NAL length size and codec, for SEI in their blocks.
     var nalTracks: [UInt64: (lengthSize: Int, hevc: Bool)] = [:]
+    /// Motion-JPEG tracks (`V_MJPEG`): every block is a JPEG whose APPn/COM segments are looked into.
+    var jpegTracks: Set<UInt64> = []
+    /// Whether any track's blocks are looked into.
+    var inspectsBlocks: Bool { !nalTracks.isEmpty || !jpegTracks.isEmpty }
     var blocks: [UInt64: Int] = [:]
     /// SEI payloads a clean may overwrite, and the CRC-32 data of Clusters (recomputed when one changes):
     /// the verifier skips both.

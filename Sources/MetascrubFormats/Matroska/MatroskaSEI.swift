@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import MetascrubCore
 
-/// SEI user data in every block of H.264/HEVC tracks (dashcam GPS, encoder strings): each kind becomes one item
-/// per track with a count and its first location, and cleaning overwrites every payload in place with filler of
-/// the same length, so no block, Cluster or Cue moves. A Cluster's CRC-32 is recomputed when a payload in it changes.
+/// SEI user data in every block of H.264/HEVC tracks (dashcam GPS, encoder strings), and the APPn/COM segments of
+/// every Motion-JPEG block (a timelapse muxed from camera photos keeps their EXIF): each kind becomes one item per
+/// track with a count and its first location, and cleaning overwrites every payload in place with filler of the
+/// same length, so no block, Cluster or Cue moves. A Cluster's CRC-32 is recomputed when a payload in it changes.
 extension MatroskaFormat.Scanner {
     enum BlockID {
         static let simpleBlock: UInt32 = 0xA3, blockGroup: UInt32 = 0xA0, block: UInt32 = 0xA1
@@ -24,6 +25,7 @@ extension MatroskaFormat.Scanner {
             }
         }
         guard let number else { return }
+        if codec == "V_MJPEG" { layout.jpegTracks.insert(number) }
         if codec == "V_MPEG4/ISO/AVC", config.count > 4 {
             layout.nalTracks[number] = (Int(config[4] & 3) + 1, false)
         } else if codec == "V_MPEGH/ISO/HEVC", config.count > 21, let configElement {
@@ -36,7 +38,7 @@ extension MatroskaFormat.Scanner {
             for message in DecoderConfigSEI.messages(hvcC: config, at: configElement.dataOffset) {
                 tally.record(message, track: "\(number)", location: location) {
                     add(message.key, message.category, configElement, location: location, detail: message.what,
-                        value: message.text, unknown: message.key.hasSuffix("user-data"))
+                        value: message.text, unknown: message.unknown)
                 }
             }
         }
@@ -51,7 +53,8 @@ extension MatroskaFormat.Scanner {
         guard length <= 8, head.count >= length + 3 else { return }
         var track = UInt64(head[0]) & (0xFF >> UInt64(length))
         for i in 1..<length { track = track << 8 | UInt64(head[i]) }
-        guard let (lengthSize, hevc) = layout.nalTracks[track], head[length + 2] & 0x06 == 0 else { return }
+        let nal = layout.nalTracks[track]
+        guard nal != nil || layout.jpegTracks.contains(track), head[length + 2] & 0x06 == 0 else { return }
         let data = block.dataOffset + Int64(length + 3)
         layout.blocks[track, default: 0] += 1
         let location = "track \(track) block \(layout.blocks[track]!)"
@@ -59,11 +62,16 @@ extension MatroskaFormat.Scanner {
         var tally = SampleSEI.Tally()
         swap(&tally, &seiTally)
         defer { swap(&tally, &seiTally) }
-        for message in try SampleSEI.messages(input, at: data, size: block.end - data, lengthSize: lengthSize, hevc: hevc,
-                                              format: MatroskaFormat.format, path: location) {
+        let messages = if let (lengthSize, hevc) = nal {
+            try SampleSEI.messages(input, at: data, size: block.end - data, lengthSize: lengthSize, hevc: hevc,
+                                   format: MatroskaFormat.format, path: location)
+        } else {
+            try MJPEGFrame.messages(input, at: data, size: block.end - data, container: "matroska", format: MatroskaFormat.format, path: location)
+        }
+        for message in messages {
             tally.record(message, track: "\(track)", location: location) {
-                add(message.key, message.category, block, location: "Segment/Cluster/Block (track \(track))/SEI", detail: message.what,
-                    value: message.text, unknown: message.key.hasSuffix("user-data"))
+                add(message.key, message.category, block, location: "Segment/Cluster/Block (track \(track))/\(nal == nil ? "APP" : "SEI")",
+                    detail: message.what, value: message.text, unknown: message.unknown)
             }
         }
     }

@@ -10,16 +10,21 @@ public struct FormatEntry: Sendable {
     public var capabilities: Capabilities
     /// Why a recognised format is not cleaned (shown in reports).
     public var unsupportedReason: String?
+    /// The row that takes a file this row's magic matched when the file turns out to be another format, told apart
+    /// by reading past the first bytes (a FLAC stream behind an ID3v2 tag starts like an MP3): its format id, or nil.
+    public var variant: (@Sendable (any ByteSource) throws -> String?)?
 
     public init(
         _ format: MediaFormat, detect: @escaping @Sendable ([UInt8]) -> Bool, handler: (any FormatHandler)? = nil,
-        capabilities: Capabilities = Capabilities(), unsupportedReason: String? = nil
+        capabilities: Capabilities = Capabilities(), unsupportedReason: String? = nil,
+        variant: (@Sendable (any ByteSource) throws -> String?)? = nil
     ) {
         self.format = format
         self.detect = detect
         self.handler = handler.map { AnyFormatHandler($0) }
         self.capabilities = capabilities
         self.unsupportedReason = unsupportedReason
+        self.variant = variant
     }
 }
 
@@ -188,7 +193,8 @@ public enum FormatRegistry {
                 Magic.ascii(head, "ID3") || (head.count >= 2 && head[0] == 0xFF && head[1] & 0xE0 == 0xE0 && head[1] & 0x06 != 0)
             },
             handler: MP3Format(),
-            capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove])),
+            capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove]),
+            variant: { try FLACFormat.isBehindID3($0) ? "flac" : nil }),
         // Last among the media rows: only what no native handler claims.
         FormatEntry(
             MediaFormat(id: "avformat", name: "libavformat (FLV, MPEG-PS, MXF, CAF, NUT, WavPack, …)", kind: .video),
@@ -207,5 +213,12 @@ public enum FormatRegistry {
     /// The first row whose magic matches the file's first bytes.
     public static func detect(_ head: [UInt8], in table: [FormatEntry] = entries) -> FormatEntry? {
         table.first { $0.detect(head) }
+    }
+
+    /// The row for a whole file: the first row whose magic matches its first bytes, or the variant that row names.
+    public static func detect(_ source: any ByteSource, head: [UInt8], in table: [FormatEntry] = entries) throws -> FormatEntry? {
+        guard let entry = detect(head, in: table) else { return nil }
+        guard let variant = try entry.variant?(source) else { return entry }
+        return table.first { $0.format.id == variant } ?? entry
     }
 }
