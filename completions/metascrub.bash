@@ -223,7 +223,7 @@ _metascrub_scan() {
 
 _metascrub_clean() {
     repeating_flags=()
-    non_repeating_flags=(--in-place --staged --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --faststart --sandbox --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
+    non_repeating_flags=(--in-place --staged --overwrite --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --copy-unsupported --faststart --sandbox --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
     non_repeating_options=(-o --output --output-dir --convert --quality --policy --format --report --jobs --config --max-pixels)
     __metascrub_offer_flags_options -1

@@ -33,6 +33,12 @@ public struct ProcessingOptions: Sendable {
     public var formats: [FormatEntry] = FormatRegistry.entries
     /// `--convert`/`--quality`: HEIC/HEIF/AVIF and JPEG XL written as JPEG or PNG (see `ImageConverter`).
     public var conversion = ConversionOptions()
+    /// `--overwrite`: an existing file at an output path may be replaced whatever it holds. Without it, only by
+    /// the same bytes (an earlier run's output of the same input); anything else is refused for that file.
+    public var overwrite = false
+    /// `--copy-unsupported`: documents metascrub does not read but that carry metadata (`UncheckedFormats`) are
+    /// copied unchanged (or left, in place) with a warning instead of being left out and failing the run.
+    public var copyUnsupported = false
 
     public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem(),
                 keepModificationTime: Bool = false, allowUncleaned: Bool = false) {
@@ -85,7 +91,7 @@ public struct FileProcessor: Sendable {
             switch try detect(source) {
             case .notMedia:
                 report.status = .skipped
-                report.reason = "not-media"
+                report.reason = source.size == 0 ? Self.emptyReason : try Self.unchecked(source).map(Self.notChecked) ?? "not-media"
             case .unsupported(let entry):
                 report.format = entry.format.id
                 report.status = .skipped
@@ -150,35 +156,81 @@ public struct FileProcessor: Sendable {
             if case .unsupported = detected {} else if options.digests { report.sha256Before = try Hashing.sha256(source) }
             let createFolders: Bool
             if case .directory = mode { createFolders = true } else { createFolders = false }
+            if case .notMedia = detected, source.size > 0, let format = try Self.unchecked(source) {
+                try passOn(unchecked: format, source, mode: mode, target: target, report: &report)
+                return report
+            }
             if case .notMedia = detected {
+                // An empty file holds no metadata: the same answer in every mode (copied where a copy is asked for).
+                let empty = source.size == 0
+                if empty, case .file = mode {
+                    try write(copyOf: source, to: FileDestination(path: target, createFolders: false, options: options, attributesFrom: source),
+                              report: &report)
+                    report.method = .copy
+                    report.status = .skipped
+                    report.reason = Self.emptyReason
+                    return report
+                }
                 switch mode {
                 case .directory:
                     // In a mirrored folder the rest of the site must be there too.
                     try write(copyOf: source, to: FileDestination(path: target, createFolders: true, options: options, attributesFrom: source),
                               report: &report)
                     report.method = .copy
-                case .inPlace where !input.explicit:
-                    break // found in a folder being cleaned in place: nothing to do
+                case .inPlace where !input.explicit || empty:
+                    break // found in a folder being cleaned in place, or empty: nothing to do
                 default:
                     // The user named this file to be cleaned: passing it on as clean would be a lie.
                     throw MetascrubError.unsupported(format: "unknown", reason: "not a recognised media file; nothing was written")
                 }
                 report.status = .skipped
-                report.reason = "not-media"
+                report.reason = empty ? Self.emptyReason : "not-media"
                 return report
             }
             let conversion = conversionTarget(detected, source)
             // A conversion writes a file of another format, named after it.
             let path = try conversion.map { try ImageConverter.target(for: input, mode: mode, conversion: $0) } ?? target
-            try clean(source, detected, conversion: conversion,
-                      to: FileDestination(path: path, createFolders: createFolders, options: options, attributesFrom: source),
-                      inPlace: mode == .inPlace, report: &report)
+            let destination = FileDestination(path: path, createFolders: createFolders, options: options, attributesFrom: source,
+                                              inPlace: mode == .inPlace)
+            try clean(source, detected, conversion: conversion, to: destination, inPlace: mode == .inPlace, report: &report)
+            report.notes += destination.notes.all
         } catch {
             report.status = .error
             report.error = ErrorInfo(Self.typed(error))
             report.output = nil
         }
         return report
+    }
+
+    static let emptyReason = "empty: no metadata"
+    static let notCheckedPrefix = "not checked: "
+    static func notChecked(_ format: String) -> String { "\(notCheckedPrefix)\(format) is not supported" }
+
+    /// A document that is not media but carries metadata of its own (`UncheckedFormats`), by its first bytes.
+    static func unchecked(_ source: any ByteSource) throws -> String? {
+        UncheckedFormats.detect(try source.read(at: 0, count: Int(min(1024, source.size))))
+    }
+
+    /// Such a document is never passed on as clean: left out (reported as not checked, the run fails) unless
+    /// --copy-unsupported copies it unchanged (or, in place, leaves it) with a warning.
+    private func passOn(unchecked format: String, _ source: FileByteSource, mode: OutputMode, target: String,
+                        report: inout FileReport) throws {
+        report.status = .skipped
+        guard options.copyUnsupported else {
+            report.reason = Self.notChecked(format) + (mode == .inPlace ? "" : "; left out (--copy-unsupported copies it unchanged)")
+            report.notes.append(Note(.warning, code: "not-checked", "\(format) may carry metadata metascrub cannot read or remove"))
+            return
+        }
+        if mode != .inPlace {
+            if options.digests { report.sha256Before = try Hashing.sha256(source) }
+            let createFolders: Bool
+            if case .directory = mode { createFolders = true } else { createFolders = false }
+            try write(copyOf: source, to: FileDestination(path: target, createFolders: createFolders, options: options, attributesFrom: source),
+                      report: &report)
+            report.method = .copy
+        }
+        report.reason = "unsupported: \(format) \(mode == .inPlace ? "left" : "copied") unchanged (--copy-unsupported)"
+        report.notes.append(Note(.warning, code: "not-checked", "\(format) was not checked: its metadata, if any, is still there"))
     }
 
     /// `--convert` or the policy's `convert:`, for a format that has a cleaner and a decoder.
@@ -341,17 +393,22 @@ public struct FileProcessor: Sendable {
     }
 
     /// Every written file keeps the original's permission bits (the temp file starts as 0600, which would
-    /// make a published site unreadable), and with --keep-mtime its times.
-    func applyAttributes(from source: FileByteSource, toTemp temp: String) throws {
+    /// make a published site unreadable), and with --keep-mtime its times. A file replaced in place
+    /// (`keepIdentity`) also keeps its owner, group and extended attributes (ACLs are among them): otherwise a
+    /// clean run as root would hand every file to root. What cannot be kept is returned as warnings.
+    func applyAttributes(from source: FileByteSource, toTemp temp: String, keepIdentity: Bool = false) throws -> [Note] {
         let fs = options.fileSystem
         var st = stat()
-        guard let sourceFD = source.fileDescriptor, fstat(sourceFD, &st) == 0 else { return }
+        guard let sourceFD = source.fileDescriptor, fstat(sourceFD, &st) == 0 else { return [] }
         let fd = try fs.openForAttributes(temp)
         defer { fs.close(fd) }
+        // Owner first: chown clears set-user-ID and set-group-ID bits, which the mode then restores.
+        let notes = keepIdentity ? OwnershipKeeper.copy(from: sourceFD, stat: st, to: fd) : []
         try fs.setMode(fd, mode: st.st_mode & 0o7777, path: temp)
         if options.keepModificationTime {
             try fs.setTimes(fd, access: st.st_atim, modification: st.st_mtim, path: temp)
         }
+        return notes
     }
 
     static func typed(_ error: any Error) -> MetascrubError {

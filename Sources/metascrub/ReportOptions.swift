@@ -60,6 +60,9 @@ struct ReportOptions: ParsableArguments {
             cli.include = include.isEmpty ? nil : include
             cli.exclude = exclude.isEmpty ? nil : exclude
             cli.jobs = jobs
+            if json, let format, format != .json {
+                throw CLIError.usage("--json and --format \(format.rawValue) contradict each other; give one")
+            }
             cli.format = json ? .json : format
             let source: RunSetup.ConfigSource = noConfig ? .none
                 : config.map { .file($0) } ?? .discover(from: FileManager.default.currentDirectoryPath)
@@ -101,7 +104,11 @@ struct ReportOptions: ParsableArguments {
         // Under --quiet nothing is shown, so nothing is rendered (a batch's text report was 1.4% of its CPU).
         if !quiet {
             let text = try format.renderer(verbose: verbose).render(report)
-            if toStandardError { StandardError.write(text) } else { print(text, terminator: "") }
+            if toStandardError {
+                StandardError.write(text)
+            } else {
+                try writingReport { () throws(MetascrubError) in try StandardStreams.writeOutput(Array(text.utf8)) }
+            }
         }
         if quiet || format == .json || format == .sarif {
             for file in report.files where file.status == .error {
@@ -109,13 +116,29 @@ struct ReportOptions: ParsableArguments {
             }
         }
         if let path = self.report {
-            let format: ReportFormat = path.hasSuffix(".json") ? .json : path.hasSuffix(".sarif") ? .sarif : .text
+            let name = path.lowercased()
+            let format: ReportFormat = name.hasSuffix(".json") ? .json : name.hasSuffix(".sarif") ? .sarif : .text
             let text = try format.renderer(verbose: true).render(report)
-            do {
-                try text.write(toFile: path, atomically: true, encoding: .utf8)
-            } catch {
-                throw CLIError.usage("cannot write report to \(path)")
-            }
+            try writingReport { () throws(MetascrubError) in try ReportFile.write(text, to: path) }
+        }
+    }
+
+    /// A report that cannot be written is its own failure (exit 4), said with the reason: CI must not read a
+    /// missing or empty report as a pass, nor mistake it for findings.
+    private func writingReport(_ body: () throws(MetascrubError) -> Void) throws {
+        do {
+            try body()
+        } catch {
+            StandardError.write("metascrub: cannot write the report: \(error.description)\n")
+            throw ExitCode(ExitStatus.reportFailed.rawValue)
+        }
+    }
+
+    /// `--report` may not name an input: writing it would destroy a file the run was only asked to read.
+    func checkReportPath(against inputs: [String]) throws {
+        guard let report else { return }
+        if inputs.contains(where: { ExistingDestination.sameFile($0, report) }) {
+            try runUsage { () throws -> Void in throw CLIError.usage("--report \(report) is one of the inputs; give another file") }
         }
     }
 }

@@ -12,7 +12,7 @@ struct ScanCommand: AsyncParsableCommand {
         discussion: """
             `-` reads standard input. With --staged, checks the blobs staged in git (what the next commit \
             holds) and prints one line per offending file. Exit status: 0 nothing the policy removes, \
-            1 findings, 2 usage or policy error, 3 a file could not be read.
+            1 findings, 2 usage or policy error, 3 a file could not be read or checked, 4 the report could not be written.
             """
     )
 
@@ -33,6 +33,7 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try options.settings()
         let engine = try options.engine(settings)
+        try options.checkReportPath(against: paths)
         if staged {
             let report = try runUsage {
                 try StagedWorkflow(engine: engine, filter: settings.filter, directory: FileManager.default.currentDirectoryPath).scan()
