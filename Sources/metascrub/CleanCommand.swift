@@ -20,13 +20,16 @@ struct CleanCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"))
+    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"),
+              completion: .file())
     var paths: [String] = []
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Write the cleaned file here (one input only; - for standard output).", valueName: "file"))
+    @Option(name: [.short, .long], help: ArgumentHelp("Write the cleaned file here (one input only; - for standard output).", valueName: "file"),
+            completion: .file())
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("Write cleaned files under this folder, mirroring the inputs; other files are copied unchanged.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("Write cleaned files under this folder, mirroring the inputs; other files are copied unchanged.", valueName: "dir"),
+            completion: .directory)
     var outputDir: String?
 
     @Flag(name: .long, help: "Replace the inputs (atomically, after verification).")
@@ -114,12 +117,13 @@ struct CleanCommand: AsyncParsableCommand {
         } else {
             mode = .inPlace
         }
-        let walk = WalkOptions(filter: settings.filter)
-        if case .file = mode, InputWalker.expand(paths, options: walk).count != 1 {
+        // Cleaning `.` into `./public-clean` must not walk into its own output on the next run.
+        let files = try options.expand(paths, settings, skipFolders: outputDir.map { [$0] } ?? [])
+        if case .file = mode, files.count != 1 {
             _ = try runUsage { () throws -> Int in throw CLIError.usage("--output takes exactly one input file; use --output-dir for a folder") }
         }
         let meter = options.progressMeter()
-        let report = await engine.clean(paths, output: mode, walk: walk, progress: meter)
+        let report = await engine.clean(files, output: mode, progress: meter)
         try runUsage { try options.emit(report, settings) }
         options.summarise(report, meter)
         throw exitStatusCode(ExitStatus.forClean(report, exitCodeOnChange: exitCode))

@@ -16,7 +16,8 @@ struct ScanCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"))
+    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"),
+              completion: .file())
     var paths: [String] = []
 
     @Flag(name: .long, help: "Check the files staged in git (the index, not the working tree) instead of paths.")
@@ -51,7 +52,7 @@ struct ScanCommand: AsyncParsableCommand {
             report = engine.makeReport(.scan, [FileProcessor(options: engine.options).scan(source: MemoryByteSource(bytes), path: "-")])
         } else {
             let meter = options.progressMeter()
-            report = await engine.scan(paths, walk: WalkOptions(filter: settings.filter), progress: meter)
+            report = await engine.scan(try options.expand(paths, settings), progress: meter)
             try runUsage { try options.emit(report, settings) }
             options.summarise(report, meter)
             throw exitStatusCode(ExitStatus.forScan(report))
