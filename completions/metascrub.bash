@@ -415,7 +415,7 @@ _metascrub_policy_check() {
 
 _metascrub_formats() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--hook-pattern --version -h --help)
     repeating_options=()
     non_repeating_options=()
     __metascrub_offer_flags_options 0

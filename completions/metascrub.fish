@@ -45,7 +45,7 @@ function __metascrub_parse_tokens -S
                 __metascrub_parse_subcommand 1 'version' 'h/help'
             end
         case 'formats'
-            __metascrub_parse_subcommand 0 'version' 'h/help'
+            __metascrub_parse_subcommand 0 'hook-pattern' 'version' 'h/help'
         case 'serve'
             __metascrub_parse_subcommand -r 1 'version' 'h/help'
         case 'help'
@@ -187,6 +187,7 @@ complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_op
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_positional "metascrub policy check" -eq 1' -fa '(set -l exts \'yaml\' \'yml\';for p in (string match -e -- \'*/\' (commandline -t);or printf \n)*.{$exts};printf %s\n $p;end;__fish_complete_directories (commandline -t) \'\')'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub policy check" version' -l 'version' -d 'Show the version.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub policy check" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub formats" hook-pattern' -l 'hook-pattern' -d 'Print the file-name pattern (a regular expression) the pre-commit hooks use: the extensions of every format above.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub formats" version' -l 'version' -d 'Show the version.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub formats" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'metascrub' -n '__metascrub_should_offer_completions_for_flags_or_options "metascrub serve" version' -l 'version' -d 'Show the version.'
