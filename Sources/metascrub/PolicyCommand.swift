@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
 import Foundation
+import Metascrub
 import MetascrubCore
 
 struct PolicyCommand: ParsableCommand {
@@ -43,6 +44,7 @@ struct PolicyCommand: ParsableCommand {
             }
             do {
                 let policy = try PolicyLoader.load(yaml: text, file: file)
+                for warning in PolicyLint.warnings(yaml: text, file: file) { StandardError.write("metascrub: warning: \(warning)\n") }
                 print("\(file): ok (policy \(policy.name), \(policy.categories.count) categories, \(policy.keys.count) key rules, orientation \(policy.orientation.rawValue))")
             } catch {
                 StandardError.write("metascrub: \(error.description)\n")
