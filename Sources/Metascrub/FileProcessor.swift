@@ -33,9 +33,10 @@ public struct ProcessingOptions: Sendable {
     public var formats: [FormatEntry] = FormatRegistry.entries
     /// `--convert`/`--quality`: HEIC/HEIF/AVIF and JPEG XL written as JPEG or PNG (see `ImageConverter`).
     public var conversion = ConversionOptions()
-    /// `--overwrite`: an existing file at an output path may be replaced whatever it holds. Without it, only by
-    /// the same bytes (an earlier run's output of the same input); anything else is refused for that file.
-    public var overwrite = false
+    /// An existing file at an output path may be replaced whatever it holds. Without it, only by the same bytes
+    /// (an earlier run's output of the same input); anything else is refused for that file. A library caller
+    /// names its outputs itself; the CLI turns this off unless `--overwrite`.
+    public var overwrite = true
     /// `--copy-unsupported`: documents metascrub does not read but that carry metadata (`UncheckedFormats`) are
     /// copied unchanged (or left, in place) with a warning instead of being left out and failing the run.
     public var copyUnsupported = false
@@ -91,7 +92,8 @@ public struct FileProcessor: Sendable {
             switch try detect(source) {
             case .notMedia:
                 report.status = .skipped
-                report.reason = source.size == 0 ? Self.emptyReason : try Self.unchecked(source).map(Self.notChecked) ?? "not-media"
+                try Self.refuseEmptyMedia(source, path)
+                report.reason = try Self.unchecked(source).map(Self.notChecked) ?? "not-media"
             case .unsupported(let entry):
                 report.format = entry.format.id
                 report.status = .skipped
@@ -156,35 +158,26 @@ public struct FileProcessor: Sendable {
             if case .unsupported = detected {} else if options.digests { report.sha256Before = try Hashing.sha256(source) }
             let createFolders: Bool
             if case .directory = mode { createFolders = true } else { createFolders = false }
-            if case .notMedia = detected, source.size > 0, let format = try Self.unchecked(source) {
+            if case .notMedia = detected { try Self.refuseEmptyMedia(source, input.path) }
+            if case .notMedia = detected, let format = try Self.unchecked(source) {
                 try passOn(unchecked: format, source, mode: mode, target: target, report: &report)
                 return report
             }
             if case .notMedia = detected {
-                // An empty file holds no metadata: the same answer in every mode (copied where a copy is asked for).
-                let empty = source.size == 0
-                if empty, case .file = mode {
-                    try write(copyOf: source, to: FileDestination(path: target, createFolders: false, options: options, attributesFrom: source),
-                              report: &report)
-                    report.method = .copy
-                    report.status = .skipped
-                    report.reason = Self.emptyReason
-                    return report
-                }
                 switch mode {
                 case .directory:
                     // In a mirrored folder the rest of the site must be there too.
                     try write(copyOf: source, to: FileDestination(path: target, createFolders: true, options: options, attributesFrom: source),
                               report: &report)
                     report.method = .copy
-                case .inPlace where !input.explicit || empty:
-                    break // found in a folder being cleaned in place, or empty: nothing to do
+                case .inPlace where !input.explicit:
+                    break // found in a folder being cleaned in place: nothing to do
                 default:
                     // The user named this file to be cleaned: passing it on as clean would be a lie.
                     throw MetascrubError.unsupported(format: "unknown", reason: "not a recognised media file; nothing was written")
                 }
                 report.status = .skipped
-                report.reason = empty ? Self.emptyReason : "not-media"
+                report.reason = "not-media"
                 return report
             }
             let conversion = conversionTarget(detected, source)
@@ -202,7 +195,13 @@ public struct FileProcessor: Sendable {
         return report
     }
 
-    static let emptyReason = "empty: no metadata"
+    /// A zero-byte file named as media (`IMG_1.jpg`) is a failed copy or upload, not a clean photo: the same
+    /// error whether it is scanned, cleaned to a file or in place (a zero-byte `.gitkeep` is still not media).
+    static func refuseEmptyMedia(_ source: any ByteSource, _ path: String) throws(MetascrubError) {
+        guard source.size == 0, HookFilePattern.isMediaName(path) else { return }
+        throw .unsupported(format: "empty file", reason: "\(path) is empty (0 bytes): no media to check or clean; nothing was written")
+    }
+
     static let notCheckedPrefix = "not checked: "
     static func notChecked(_ format: String) -> String { "\(notCheckedPrefix)\(format) is not supported" }
 

@@ -93,7 +93,7 @@ struct CleanCommand: AsyncParsableCommand {
         if sandbox { _ = try runUsage { () throws(MetascrubError) in try Sandbox.enter(SandboxLimits()) } }
         var engine = try options.engine(settings, layout: LayoutOptions(faststart: faststart))
         engine.options.conversion = ConversionOptions(target: convert, quality: quality)
-        engine.options.overwrite = overwrite
+        engine.options.overwrite = overwrite // a library caller's default is to replace; the command line's is not
         engine.options.copyUnsupported = copyUnsupported
         try options.checkReportPath(against: paths)
         try refuseOutputOntoInput()

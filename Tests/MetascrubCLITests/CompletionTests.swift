@@ -2,8 +2,8 @@
 import Foundation
 import XCTest
 
-/// The shipped bash completion, run in a real bash the way readline calls it: paths complete to files and
-/// folders, --output-dir to folders only, --policy to the shipped policy names.
+/// The shipped bash and fish completions, run in a real bash (the way readline calls it) and a real fish: paths
+/// complete to files and folders, --output-dir to folders only, --policy to the shipped policy names.
 final class CompletionTests: XCTestCase {
     var tmp: String!
 
@@ -47,5 +47,21 @@ final class CompletionTests: XCTestCase {
         XCTAssertFalse(folders.contains("pic.jpg"), "--output-dir completes folders only: \(folders)")
         XCTAssertEqual(complete("metascrub policy show "), ["location", "share", "strict"])
         XCTAssertEqual(complete("metascrub scan --color "), ["always", "auto", "never"])
+    }
+
+    /// The shipped fish completion in a real fish (`complete -C` asks exactly what the command line would).
+    func testFishCompletesPathsFoldersAndPolicyNames() throws {
+        try Harness.require("fish")
+        let script = Harness.repo.appendingPathComponent("completions/metascrub.fish").path
+        func complete(_ line: String) -> [String] {
+            let r = Harness.exec("fish", ["-c", "source $argv[1]; complete -C $argv[2]", script, line], cwd: tmp,
+                                 env: ["PATH": (Harness.binary as NSString).deletingLastPathComponent + ":/usr/bin:/bin"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return r.out.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }.sorted()
+        }
+        XCTAssertEqual(complete("metascrub scan --policy "), ["location", "share", "strict"])
+        XCTAssertEqual(complete("metascrub clean pic.jpg --output-dir p"), ["photos/"])
+        XCTAssertEqual(complete("metascrub scan p"), ["photos/", "pic.jpg"])
+        XCTAssertEqual(complete("metascrub policy show "), ["location", "share", "strict"])
     }
 }

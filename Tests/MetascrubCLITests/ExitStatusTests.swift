@@ -80,11 +80,14 @@ final class ExitStatusTests: XCTestCase {
         let scan = Harness.metascrub(["scan", empty])
         let output = Harness.metascrub(["clean", empty, "--output", "\(tmp!)/out.jpg"])
         let inPlace = Harness.metascrub(["clean", empty, "--in-place"])
-        XCTAssertEqual(scan.status, 0, scan.out + scan.stderr)
-        XCTAssertEqual(output.status, 0, output.out + output.stderr)
-        XCTAssertEqual(inPlace.status, 0, inPlace.out + inPlace.stderr)
-        XCTAssertEqual(Harness.data("\(tmp!)/out.jpg"), Data())
+        XCTAssertEqual(scan.status, 3, scan.out + scan.stderr)
+        XCTAssertEqual(output.status, 3, output.out + output.stderr)
+        XCTAssertEqual(inPlace.status, 3, inPlace.out + inPlace.stderr)
+        XCTAssertFalse(Harness.exists("\(tmp!)/out.jpg"), "nothing written")
         XCTAssertEqual(Harness.data(empty), Data())
-        for result in [scan, output, inPlace] { XCTAssertTrue(result.out.contains("empty"), result.out) }
+        for result in [scan, output, inPlace] { XCTAssertTrue(result.out.contains("is empty (0 bytes)"), result.out) }
+        // An empty file that does not claim to be media is not an error.
+        _ = FileManager.default.createFile(atPath: "\(tmp!)/.gitkeep", contents: Data())
+        XCTAssertEqual(Harness.metascrub(["scan", "\(tmp!)/.gitkeep"]).status, 0)
     }
 }

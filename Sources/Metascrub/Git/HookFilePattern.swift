@@ -25,6 +25,14 @@ public enum HookFilePattern {
         FormatRegistry.entries.map(\.format.id).filter { extensions[$0]?.isEmpty ?? true }
     }
 
+    /// Whether a file name has one of these extensions (any case).
+    public static func isMediaName(_ path: String) -> Bool {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return false }
+        return mediaExtensions.contains(path[path.index(after: dot)...].lowercased())
+    }
+
+    private static let mediaExtensions = Set(extensions.values.joined())
+
     /// The `files:` regular expression (Python syntax, case-insensitive).
     public static var regex: String {
         let all = Set(FormatRegistry.entries.flatMap { extensions[$0.format.id] ?? [] })
