@@ -195,43 +195,6 @@ public struct FileProcessor: Sendable {
         return report
     }
 
-    /// A zero-byte file named as media (`IMG_1.jpg`) is a failed copy or upload, not a clean photo: the same
-    /// error whether it is scanned, cleaned to a file or in place (a zero-byte `.gitkeep` is still not media).
-    static func refuseEmptyMedia(_ source: any ByteSource, _ path: String) throws(MetascrubError) {
-        guard source.size == 0, HookFilePattern.isMediaName(path) else { return }
-        throw .unsupported(format: "empty file", reason: "\(path) is empty (0 bytes): no media to check or clean; nothing was written")
-    }
-
-    static let notCheckedPrefix = "not checked: "
-    static func notChecked(_ format: String) -> String { "\(notCheckedPrefix)\(format) is not supported" }
-
-    /// A document that is not media but carries metadata of its own (`UncheckedFormats`), by its first bytes.
-    static func unchecked(_ source: any ByteSource) throws -> String? {
-        UncheckedFormats.detect(try source.read(at: 0, count: Int(min(1024, source.size))))
-    }
-
-    /// Such a document is never passed on as clean: left out (reported as not checked, the run fails) unless
-    /// --copy-unsupported copies it unchanged (or, in place, leaves it) with a warning.
-    private func passOn(unchecked format: String, _ source: FileByteSource, mode: OutputMode, target: String,
-                        report: inout FileReport) throws {
-        report.status = .skipped
-        guard options.copyUnsupported else {
-            report.reason = Self.notChecked(format) + (mode == .inPlace ? "" : "; left out (--copy-unsupported copies it unchanged)")
-            report.notes.append(Note(.warning, code: "not-checked", "\(format) may carry metadata metascrub cannot read or remove"))
-            return
-        }
-        if mode != .inPlace {
-            if options.digests { report.sha256Before = try Hashing.sha256(source) }
-            let createFolders: Bool
-            if case .directory = mode { createFolders = true } else { createFolders = false }
-            try write(copyOf: source, to: FileDestination(path: target, createFolders: createFolders, options: options, attributesFrom: source),
-                      report: &report)
-            report.method = .copy
-        }
-        report.reason = "unsupported: \(format) \(mode == .inPlace ? "left" : "copied") unchanged (--copy-unsupported)"
-        report.notes.append(Note(.warning, code: "not-checked", "\(format) was not checked: its metadata, if any, is still there"))
-    }
-
     /// `--convert` or the policy's `convert:`, for a format that has a cleaner and a decoder.
     func conversionTarget(_ detected: Detected, _ source: any ByteSource) -> ConversionTarget? {
         guard case .handled(let entry, _) = detected else { return nil }
@@ -383,7 +346,7 @@ public struct FileProcessor: Sendable {
     }
 
     /// Copies the source unchanged to its destination (nothing needs removing, or --allow-uncleaned).
-    private func write(copyOf source: any ByteSource, to destination: any CleanDestination, report: inout FileReport) throws {
+    func write(copyOf source: any ByteSource, to destination: any CleanDestination, report: inout FileReport) throws {
         if let file = destination as? FileDestination, let input = source as? FileByteSource, file.path == input.path { return }
         try destination.commit(copyOf: source)
         report.output = destination.name

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+import MetascrubFormats
 
 /// Files that are not media metascrub reads, but that commonly carry the same kind of metadata: a JPEG 2000 with
 /// GPS, an SVG with its author and export paths, a PDF with /Author, an office document with its editor's name.
@@ -50,5 +52,45 @@ enum UncheckedFormats {
         let hay = Array(head)
         guard hay.count >= needle.count else { return false }
         return (0...(hay.count - needle.count)).contains { i in hay[i..<(i + needle.count)].elementsEqual(needle) }
+    }
+}
+
+/// How the pipeline answers for files it cannot vouch for: empty media, and the documents above.
+extension FileProcessor {
+    /// A zero-byte file named as media (`IMG_1.jpg`) is a failed copy or upload, not a clean photo: the same
+    /// error whether it is scanned, cleaned to a file or in place (a zero-byte `.gitkeep` is still not media).
+    static func refuseEmptyMedia(_ source: any ByteSource, _ path: String) throws(MetascrubError) {
+        guard source.size == 0, HookFilePattern.isMediaName(path) else { return }
+        throw .unsupported(format: "empty file", reason: "\(path) is empty (0 bytes): no media to check or clean; nothing was written")
+    }
+
+    static let notCheckedPrefix = "not checked: "
+    static func notChecked(_ format: String) -> String { "\(notCheckedPrefix)\(format) is not supported" }
+
+    /// A document that is not media but carries metadata of its own (`UncheckedFormats`), by its first bytes.
+    static func unchecked(_ source: any ByteSource) throws -> String? {
+        UncheckedFormats.detect(try source.read(at: 0, count: Int(min(1024, source.size))))
+    }
+
+    /// Such a document is never passed on as clean: left out (reported as not checked, the run fails) unless
+    /// --copy-unsupported copies it unchanged (or, in place, leaves it) with a warning.
+    func passOn(unchecked format: String, _ source: FileByteSource, mode: OutputMode, target: String,
+                        report: inout FileReport) throws {
+        report.status = .skipped
+        guard options.copyUnsupported else {
+            report.reason = Self.notChecked(format) + (mode == .inPlace ? "" : "; left out (--copy-unsupported copies it unchanged)")
+            report.notes.append(Note(.warning, code: "not-checked", "\(format) may carry metadata metascrub cannot read or remove"))
+            return
+        }
+        if mode != .inPlace {
+            if options.digests { report.sha256Before = try Hashing.sha256(source) }
+            let createFolders: Bool
+            if case .directory = mode { createFolders = true } else { createFolders = false }
+            try write(copyOf: source, to: FileDestination(path: target, createFolders: createFolders, options: options, attributesFrom: source),
+                      report: &report)
+            report.method = .copy
+        }
+        report.reason = "unsupported: \(format) \(mode == .inPlace ? "left" : "copied") unchanged (--copy-unsupported)"
+        report.notes.append(Note(.warning, code: "not-checked", "\(format) was not checked: its metadata, if any, is still there"))
     }
 }
