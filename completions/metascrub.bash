@@ -188,12 +188,13 @@ _metascrub_scan() {
     repeating_flags=()
     non_repeating_flags=(--staged --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
-    non_repeating_options=(--policy --format --report --jobs --config --max-pixels)
+    non_repeating_options=(--policy --format --report --color --jobs --config --max-pixels)
     __metascrub_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--policy')
+        __metascrub_add_completions -W 'location'$'\n''share'$'\n''strict'
         return
         ;;
     '--format')
@@ -201,6 +202,11 @@ _metascrub_scan() {
         return
         ;;
     '--report')
+        __metascrub_add_completions -f
+        return
+        ;;
+    '--color')
+        __metascrub_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--jobs')
@@ -213,9 +219,18 @@ _metascrub_scan() {
         return
         ;;
     '--config')
+        __metascrub_add_completions -o plusdirs -fX '!*.@(yaml|yml)'
         return
         ;;
     '--max-pixels')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __metascrub_add_completions -f
         return
         ;;
     esac
@@ -223,17 +238,19 @@ _metascrub_scan() {
 
 _metascrub_clean() {
     repeating_flags=()
-    non_repeating_flags=(--in-place --staged --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --faststart --sandbox --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
+    non_repeating_flags=(--in-place --staged --overwrite --exit-code --keep-mtime --no-keep-mtime --allow-uncleaned --no-allow-uncleaned --copy-unsupported --faststart --sandbox --json -q --quiet -v --verbose --show-values --refuse-damaged --no-config --version -h --help)
     repeating_options=(--include --exclude)
-    non_repeating_options=(-o --output --output-dir --convert --quality --policy --format --report --jobs --config --max-pixels)
+    non_repeating_options=(-o --output --output-dir --convert --quality --policy --format --report --color --jobs --config --max-pixels)
     __metascrub_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '-o'|'--output')
+        __metascrub_add_completions -f
         return
         ;;
     '--output-dir')
+        __metascrub_add_completions -d
         return
         ;;
     '--convert')
@@ -244,6 +261,7 @@ _metascrub_clean() {
         return
         ;;
     '--policy')
+        __metascrub_add_completions -W 'location'$'\n''share'$'\n''strict'
         return
         ;;
     '--format')
@@ -251,6 +269,11 @@ _metascrub_clean() {
         return
         ;;
     '--report')
+        __metascrub_add_completions -f
+        return
+        ;;
+    '--color')
+        __metascrub_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--jobs')
@@ -263,9 +286,18 @@ _metascrub_clean() {
         return
         ;;
     '--config')
+        __metascrub_add_completions -o plusdirs -fX '!*.@(yaml|yml)'
         return
         ;;
     '--max-pixels')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __metascrub_add_completions -f
         return
         ;;
     esac
@@ -355,6 +387,14 @@ _metascrub_policy_show() {
     repeating_options=()
     non_repeating_options=()
     __metascrub_offer_flags_options 1
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __metascrub_add_completions -W 'location'$'\n''share'$'\n''strict'
+        return
+        ;;
+    esac
 }
 
 _metascrub_policy_check() {
@@ -363,11 +403,19 @@ _metascrub_policy_check() {
     repeating_options=()
     non_repeating_options=()
     __metascrub_offer_flags_options 1
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __metascrub_add_completions -o plusdirs -fX '!*.@(yaml|yml)'
+        return
+        ;;
+    esac
 }
 
 _metascrub_formats() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--hook-pattern --version -h --help)
     repeating_options=()
     non_repeating_options=()
     __metascrub_offer_flags_options 0

@@ -178,6 +178,11 @@ public struct Engine: Sendable {
     }
 }
 
+/// A document that may carry metadata but was neither checked nor passed on knowingly (`UncheckedFormats`).
+private func notChecked(_ file: FileReport) -> Bool {
+    file.status == .skipped && file.reason?.hasPrefix(FileProcessor.notCheckedPrefix) == true
+}
+
 /// The exit status contract other tools rely on.
 public enum ExitStatus: Int32, Sendable {
     case success = 0
@@ -186,15 +191,17 @@ public enum ExitStatus: Int32, Sendable {
     case usage = 2
     /// At least one file could not be read or cleaned.
     case failure = 3
+    /// The report could not be written (standard output or --report): a gate must not read an empty report as a pass.
+    case reportFailed = 4
 
     public static func forScan(_ report: Report) -> ExitStatus {
-        if report.files.contains(where: { $0.status == .error }) { return .failure }
+        if report.files.contains(where: { $0.status == .error || notChecked($0) }) { return .failure }
         if report.files.contains(where: { $0.status == .findings }) { return .findings }
         return .success
     }
 
     public static func forClean(_ report: Report, exitCodeOnChange: Bool) -> ExitStatus {
-        if report.files.contains(where: { $0.status == .error }) { return .failure }
+        if report.files.contains(where: { $0.status == .error || notChecked($0) }) { return .failure }
         if exitCodeOnChange, report.files.contains(where: { $0.status == .cleaned }) { return .findings }
         return .success
     }

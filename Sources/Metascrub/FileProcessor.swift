@@ -33,6 +33,13 @@ public struct ProcessingOptions: Sendable {
     public var formats: [FormatEntry] = FormatRegistry.entries
     /// `--convert`/`--quality`: HEIC/HEIF/AVIF and JPEG XL written as JPEG or PNG (see `ImageConverter`).
     public var conversion = ConversionOptions()
+    /// An existing file at an output path may be replaced whatever it holds. Without it, only by the same bytes
+    /// (an earlier run's output of the same input); anything else is refused for that file. A library caller
+    /// names its outputs itself; the CLI turns this off unless `--overwrite`.
+    public var overwrite = true
+    /// `--copy-unsupported`: documents metascrub does not read but that carry metadata (`UncheckedFormats`) are
+    /// copied unchanged (or left, in place) with a warning instead of being left out and failing the run.
+    public var copyUnsupported = false
 
     public init(policy: Policy, showValues: Bool = false, fileSystem: any FileSystem = PosixFileSystem(),
                 keepModificationTime: Bool = false, allowUncleaned: Bool = false) {
@@ -85,7 +92,8 @@ public struct FileProcessor: Sendable {
             switch try detect(source) {
             case .notMedia:
                 report.status = .skipped
-                report.reason = "not-media"
+                try Self.refuseEmptyMedia(source, path)
+                report.reason = try Self.unchecked(source).map(Self.notChecked) ?? "not-media"
             case .unsupported(let entry):
                 report.format = entry.format.id
                 report.status = .skipped
@@ -150,6 +158,11 @@ public struct FileProcessor: Sendable {
             if case .unsupported = detected {} else if options.digests { report.sha256Before = try Hashing.sha256(source) }
             let createFolders: Bool
             if case .directory = mode { createFolders = true } else { createFolders = false }
+            if case .notMedia = detected { try Self.refuseEmptyMedia(source, input.path) }
+            if case .notMedia = detected, let format = try Self.unchecked(source) {
+                try passOn(unchecked: format, source, mode: mode, target: target, report: &report)
+                return report
+            }
             if case .notMedia = detected {
                 switch mode {
                 case .directory:
@@ -170,9 +183,10 @@ public struct FileProcessor: Sendable {
             let conversion = conversionTarget(detected, source)
             // A conversion writes a file of another format, named after it.
             let path = try conversion.map { try ImageConverter.target(for: input, mode: mode, conversion: $0) } ?? target
-            try clean(source, detected, conversion: conversion,
-                      to: FileDestination(path: path, createFolders: createFolders, options: options, attributesFrom: source),
-                      inPlace: mode == .inPlace, report: &report)
+            let destination = FileDestination(path: path, createFolders: createFolders, options: options, attributesFrom: source,
+                                              inPlace: mode == .inPlace)
+            try clean(source, detected, conversion: conversion, to: destination, inPlace: mode == .inPlace, report: &report)
+            report.notes += destination.notes.all
         } catch {
             report.status = .error
             report.error = ErrorInfo(Self.typed(error))
@@ -332,7 +346,7 @@ public struct FileProcessor: Sendable {
     }
 
     /// Copies the source unchanged to its destination (nothing needs removing, or --allow-uncleaned).
-    private func write(copyOf source: any ByteSource, to destination: any CleanDestination, report: inout FileReport) throws {
+    func write(copyOf source: any ByteSource, to destination: any CleanDestination, report: inout FileReport) throws {
         if let file = destination as? FileDestination, let input = source as? FileByteSource, file.path == input.path { return }
         try destination.commit(copyOf: source)
         report.output = destination.name
@@ -341,17 +355,22 @@ public struct FileProcessor: Sendable {
     }
 
     /// Every written file keeps the original's permission bits (the temp file starts as 0600, which would
-    /// make a published site unreadable), and with --keep-mtime its times.
-    func applyAttributes(from source: FileByteSource, toTemp temp: String) throws {
+    /// make a published site unreadable), and with --keep-mtime its times. A file replaced in place
+    /// (`keepIdentity`) also keeps its owner, group and extended attributes (ACLs are among them): otherwise a
+    /// clean run as root would hand every file to root. What cannot be kept is returned as warnings.
+    func applyAttributes(from source: FileByteSource, toTemp temp: String, keepIdentity: Bool = false) throws -> [Note] {
         let fs = options.fileSystem
         var st = stat()
-        guard let sourceFD = source.fileDescriptor, fstat(sourceFD, &st) == 0 else { return }
+        guard let sourceFD = source.fileDescriptor, fstat(sourceFD, &st) == 0 else { return [] }
         let fd = try fs.openForAttributes(temp)
         defer { fs.close(fd) }
+        // Owner first: chown clears set-user-ID and set-group-ID bits, which the mode then restores.
+        let notes = keepIdentity ? OwnershipKeeper.copy(from: sourceFD, stat: st, to: fd) : []
         try fs.setMode(fd, mode: st.st_mode & 0o7777, path: temp)
         if options.keepModificationTime {
             try fs.setTimes(fd, access: st.st_atim, modification: st.st_mtim, path: temp)
         }
+        return notes
     }
 
     static func typed(_ error: any Error) -> MetascrubError {

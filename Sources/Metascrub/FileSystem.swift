@@ -124,7 +124,8 @@ public struct PosixFileSystem: FileSystem {
         let base = String(hint.split(separator: "/").last ?? "out").prefix(40)
         for _ in 0..<16 {
             let path = "\(directory)/\(Self.temporaryPrefix)\(UInt64.random(in: 0...UInt64.max) & 0xFFFF_FFFF_FFFF)-\(getpid())-\(base).tmp"
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            // Recorded as this run's, so an interrupted run removes it (see `RunTemporaries`).
+            let fd = RunTemporaries.shared.create(path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
             if fd >= 0 { return (fd, path) }
             if errno != EEXIST { throw MetascrubError.io(operation: "create temporary file in", path: directory, errno: errno) }
         }
@@ -140,10 +141,10 @@ public struct PosixFileSystem: FileSystem {
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
     public func rename(_ from: String, to: String) throws {
-        if Glibc.rename(from, to) != 0 { throw MetascrubError.io(operation: "rename to", path: to, errno: errno) }
+        if RunTemporaries.shared.rename(from, { Glibc.rename(from, to) }) != 0 { throw MetascrubError.io(operation: "rename to", path: to, errno: errno) }
     }
 
-    public func unlink(_ path: String) { _ = Glibc.unlink(path) }
+    public func unlink(_ path: String) { RunTemporaries.shared.remove(path) { _ = Glibc.unlink(path) } }
 
     public func flush(_ paths: [String]) throws {
         // One syncfs per file system instead of an fsync per file and folder: each fsync was a journal commit of

@@ -60,6 +60,8 @@ public struct WalkOptions: Sendable, Equatable {
 /// reported as skipped, with a warning when it leads outside.
 public enum InputWalker {
     public static let maxDepth = 64
+    /// Folders of version-control systems, skipped inside a walk (not when named as an input).
+    public static let versionControlFolders: Set<String> = [".git", ".hg", ".svn", ".bzr", "_darcs", ".jj"]
 
     public static func expand(_ paths: [String], options: WalkOptions = WalkOptions()) -> [InputFile] {
         let skipIDs = Set(options.skipFolders.compactMap(FileIdentity.of))
@@ -115,6 +117,9 @@ public enum InputWalker {
                 switch st.st_mode & S_IFMT {
                 case S_IFDIR:
                     if skip.contains(FileIdentity(st)) || !filter.entersFolder(rel) { continue }
+                    // A repository's own store (objects, packs, hooks) is not content: `scan .` must not read .git.
+                    // Named on the command line, a folder is walked whatever its name.
+                    if InputWalker.versionControlFolders.contains(name) { continue }
                     walk(relative: rel, depth: depth + 1, into: &out)
                 case S_IFREG:
                     if filter.acceptsFile(rel) {

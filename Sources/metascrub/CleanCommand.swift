@@ -20,13 +20,16 @@ struct CleanCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"))
+    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"),
+              completion: .file())
     var paths: [String] = []
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Write the cleaned file here (one input only; - for standard output).", valueName: "file"))
+    @Option(name: [.short, .long], help: ArgumentHelp("Write the cleaned file here (one input only; - for standard output).", valueName: "file"),
+            completion: .file())
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("Write cleaned files under this folder, mirroring the inputs; other files are copied unchanged.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("Write cleaned files under this folder, mirroring the inputs; other files are copied unchanged.", valueName: "dir"),
+            completion: .directory)
     var outputDir: String?
 
     @Flag(name: .long, help: "Replace the inputs (atomically, after verification).")
@@ -34,6 +37,9 @@ struct CleanCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Clean the files staged in git in the working tree and stage them again.")
     var staged = false
+
+    @Flag(name: .long, help: "Replace files that already exist at the output paths. Without it such a file is refused (exit 3) unless it already holds exactly this input's output.")
+    var overwrite = false
 
     @Flag(name: .long, help: "Exit 1 when any file was changed (for hooks).")
     var exitCode = false
@@ -43,6 +49,9 @@ struct CleanCommand: AsyncParsableCommand {
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Copy (or leave) media that cannot be cleaned, such as camera raws, unchanged with a warning instead of failing.")
     var allowUncleaned: Bool?
+
+    @Flag(name: .long, help: "Copy (or, in place, leave) documents metascrub does not read but that may carry metadata (JPEG 2000, SVG, PDF, office documents, EPUB) unchanged with a warning, instead of leaving them out and exiting 3.")
+    var copyUnsupported = false
 
     @Flag(name: .long, help: "MP4/MOV: put the movie box before the sample data, so playback can start while downloading.")
     var faststart = false
@@ -74,6 +83,7 @@ struct CleanCommand: AsyncParsableCommand {
         if convert != nil, inPlace || staged || output == "-" || paths == ["-"] {
             throw ValidationError("--convert writes a file of another format: use --output FILE or --output-dir DIR")
         }
+        if overwrite, inPlace || staged { throw ValidationError("--overwrite applies to --output and --output-dir") }
         if let quality, !(1...100).contains(quality) { throw ValidationError("--quality must be between 1 and 100") }
         if quality != nil, convert == nil { throw ValidationError("--quality applies to --convert jpeg") }
     }
@@ -83,6 +93,12 @@ struct CleanCommand: AsyncParsableCommand {
         if sandbox { _ = try runUsage { () throws(MetascrubError) in try Sandbox.enter(SandboxLimits()) } }
         var engine = try options.engine(settings, layout: LayoutOptions(faststart: faststart))
         engine.options.conversion = ConversionOptions(target: convert, quality: quality)
+        engine.options.overwrite = overwrite // a library caller's default is to replace; the command line's is not
+        engine.options.copyUnsupported = copyUnsupported
+        try options.checkReportPath(against: paths)
+        try refuseOutputOntoInput()
+        // Ctrl-C or a kill: this run's temp files are removed before it exits, with a line saying what was done.
+        InterruptHandler.install()
         if staged {
             let meter = options.progressMeter()
             let report = try await stagedClean(engine, settings, meter)
@@ -101,15 +117,29 @@ struct CleanCommand: AsyncParsableCommand {
         } else {
             mode = .inPlace
         }
-        let walk = WalkOptions(filter: settings.filter)
-        if case .file = mode, InputWalker.expand(paths, options: walk).count != 1 {
+        // Cleaning `.` into `./public-clean` must not walk into its own output on the next run.
+        let files = try options.expand(paths, settings, skipFolders: outputDir.map { [$0] } ?? [])
+        if case .file = mode, files.count != 1 {
             _ = try runUsage { () throws -> Int in throw CLIError.usage("--output takes exactly one input file; use --output-dir for a folder") }
         }
         let meter = options.progressMeter()
-        let report = await engine.clean(paths, output: mode, walk: walk, progress: meter)
+        let report = await engine.clean(files, output: mode, progress: meter)
         try runUsage { try options.emit(report, settings) }
         options.summarise(report, meter)
         throw exitStatusCode(ExitStatus.forClean(report, exitCodeOnChange: exitCode))
+    }
+
+    /// `--output` naming the input, or `--output-dir` naming an input folder, would silently be an in-place
+    /// clean: the user asked for a copy, so it is a usage error that points at --in-place.
+    private func refuseOutputOntoInput() throws {
+        if let output, output != "-", let input = paths.first, input != "-", ExistingDestination.sameFile(input, output) {
+            try runUsage { () throws -> Void in throw CLIError.usage("--output \(output) is the input itself; use --in-place to replace it") }
+        }
+        if let outputDir, let folder = paths.first(where: { ExistingDestination.sameFile($0, outputDir) }) {
+            try runUsage { () throws -> Void in
+                throw CLIError.usage("--output-dir \(outputDir) is the input folder \(folder) itself; use --in-place to replace its files")
+            }
+        }
     }
 
     private func stagedClean(_ engine: Engine, _ settings: WorkflowSettings, _ meter: ProgressMeter?) async throws -> Report {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
+import Metascrub
 import MetascrubFormats
 
 struct FormatsCommand: ParsableCommand {
@@ -8,7 +9,14 @@ struct FormatsCommand: ParsableCommand {
         abstract: "Print the format table: what is recognised, scanned and removed per format."
     )
 
+    @Flag(name: .long, help: "Print the file-name pattern (a regular expression) the pre-commit hooks use: the extensions of every format above.")
+    var hookPattern = false
+
     func run() throws {
+        if hookPattern {
+            print(HookFilePattern.regex)
+            return
+        }
         let families = MetadataFamily.allCases
         var rows = [["format", "id", "clean"] + families.map(\.rawValue)]
         for entry in FormatRegistry.entries {

@@ -9,7 +9,9 @@ struct MetascrubCommand: AsyncParsableCommand {
         abstract: "Find and remove privacy-sensitive metadata from photos, videos and audio, losslessly.",
         discussion: """
             Exit status: 0 nothing to report, 1 findings (scan) or changed files (clean --exit-code), \
-            2 usage or policy error, 3 at least one file could not be read or cleaned.
+            2 usage or policy error, 3 at least one file could not be read, checked or cleaned (or its output path \
+            was refused), 4 the report could not be written, 130/143 interrupted by SIGINT/SIGTERM (this run's \
+            temporary files removed).
             """,
         version: MetascrubVersion.current,
         // Every command names itself (`commandName`): a name derived from the type is a `String(describing:)` at each

@@ -10,7 +10,8 @@ extension ReportFormat: ExpressibleByArgument {}
 /// Options every file command shares: policy, config, file selection, report format and destination,
 /// verbosity. Options left out fall back to `.metascrub.yaml`, then to the built-in defaults.
 struct ReportOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Policy: a shipped name (strict, share, location) or a YAML file. Default: strict.", valueName: "name|file"))
+    @Option(name: .long, help: ArgumentHelp("Policy: a shipped name (strict, share, location) or a YAML file. Default: strict.", valueName: "name|file"),
+            completion: .list(PolicyCatalog.names))
     var policy: String?
 
     @Option(name: .long, help: ArgumentHelp("Report format on standard output: text, json, sarif or brief (one line per file that needs attention).", valueName: "format"))
@@ -19,8 +20,12 @@ struct ReportOptions: ParsableArguments {
     @Flag(name: .long, help: "Shorthand for --format json.")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Also write the report to this file (format from its extension: .json, .sarif, else text).", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Also write the report to this file (format from its extension: .json, .sarif, else text).", valueName: "file"),
+            completion: .file())
     var report: String?
+
+    @Option(name: .customLong("color"), help: ArgumentHelp("Colour the text report: auto (a terminal, unless NO_COLOR is set), always or never.", valueName: "when"))
+    var color: ColorChoice = .auto
 
     @Flag(name: [.short, .long], help: "Print nothing on standard output and no progress bar; errors still go to standard error.")
     var quiet = false
@@ -43,7 +48,8 @@ struct ReportOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Leave out files and folders matching this glob (repeatable).", valueName: "glob"))
     var exclude: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Read settings from this file instead of the nearest .metascrub.yaml.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Read settings from this file instead of the nearest .metascrub.yaml.", valueName: "file"),
+            completion: .file(extensions: ["yaml", "yml"]))
     var config: String?
 
     @Option(name: .long, help: ArgumentHelp("Most pixels any whole-image decode may have (bake proofs, re-encodes, conversions); above it a bake keeps its tag and a re-encode is refused. Default: the policy's max-pixels, else 100000000.", valueName: "n"))
@@ -60,6 +66,9 @@ struct ReportOptions: ParsableArguments {
             cli.include = include.isEmpty ? nil : include
             cli.exclude = exclude.isEmpty ? nil : exclude
             cli.jobs = jobs
+            if json, let format, format != .json {
+                throw CLIError.usage("--json and --format \(format.rawValue) contradict each other; give one")
+            }
             cli.format = json ? .json : format
             let source: RunSetup.ConfigSource = noConfig ? .none
                 : config.map { .file($0) } ?? .discover(from: FileManager.default.currentDirectoryPath)
@@ -82,6 +91,24 @@ struct ReportOptions: ParsableArguments {
         }
     }
 
+    /// The files a walk selects. An --include that selects nothing is a usage error (a CI gate that checks no file
+    /// must not pass); one pattern of several that matches nothing is a warning (likely a typo).
+    func expand(_ paths: [String], _ settings: WorkflowSettings, skipFolders: [String] = []) throws -> [InputFile] {
+        let filter = settings.filter
+        let files = InputWalker.expand(paths, options: WalkOptions(filter: filter, skipFolders: skipFolders))
+        guard !filter.include.isEmpty else { return files }
+        let selected = files.filter { $0.problem == nil }.map(\.relative)
+        let unmatched = filter.include.filter { glob in !selected.contains { glob.matches($0) } }
+        if selected.isEmpty {
+            let globs = filter.include.map { "'\($0.pattern)'" }.joined(separator: ", ")
+            try runUsage { () throws -> Void in throw CLIError.usage("--include \(globs) matched no file under \(paths.joined(separator: " "))") }
+        }
+        if !quiet {
+            for glob in unmatched { StandardError.write("metascrub: warning: --include '\(glob.pattern)' matched no file\n") }
+        }
+        return files
+    }
+
     /// A progress bar, only for someone watching a terminal.
     func progressMeter() -> ProgressMeter? {
         guard !quiet, StandardStreams.stderrIsTerminal else { return nil }
@@ -100,8 +127,12 @@ struct ReportOptions: ParsableArguments {
         let format = settings.format ?? defaultFormat
         // Under --quiet nothing is shown, so nothing is rendered (a batch's text report was 1.4% of its CPU).
         if !quiet {
-            let text = try format.renderer(verbose: verbose).render(report)
-            if toStandardError { StandardError.write(text) } else { print(text, terminator: "") }
+            let text = try format.renderer(verbose: verbose, colour: color.enabled(fd: toStandardError ? 2 : 1)).render(report)
+            if toStandardError {
+                StandardError.write(text)
+            } else {
+                try writingReport { () throws(MetascrubError) in try StandardStreams.writeOutput(Array(text.utf8)) }
+            }
         }
         if quiet || format == .json || format == .sarif {
             for file in report.files where file.status == .error {
@@ -109,13 +140,46 @@ struct ReportOptions: ParsableArguments {
             }
         }
         if let path = self.report {
-            let format: ReportFormat = path.hasSuffix(".json") ? .json : path.hasSuffix(".sarif") ? .sarif : .text
+            let name = path.lowercased()
+            let format: ReportFormat = name.hasSuffix(".json") ? .json : name.hasSuffix(".sarif") ? .sarif : .text
             let text = try format.renderer(verbose: true).render(report)
-            do {
-                try text.write(toFile: path, atomically: true, encoding: .utf8)
-            } catch {
-                throw CLIError.usage("cannot write report to \(path)")
-            }
+            try writingReport { () throws(MetascrubError) in try ReportFile.write(text, to: path) }
+        }
+    }
+
+    /// A report that cannot be written is its own failure (exit 4), said with the reason: CI must not read a
+    /// missing or empty report as a pass, nor mistake it for findings.
+    private func writingReport(_ body: () throws(MetascrubError) -> Void) throws {
+        do {
+            try body()
+        } catch {
+            StandardError.write("metascrub: cannot write the report: \(error.description)\n")
+            throw ExitCode(ExitStatus.reportFailed.rawValue)
+        }
+    }
+
+    /// `--report` may not name an input: writing it would destroy a file the run was only asked to read.
+    func checkReportPath(against inputs: [String]) throws {
+        guard let report else { return }
+        if inputs.contains(where: { ExistingDestination.sameFile($0, report) }) {
+            try runUsage { () throws -> Void in throw CLIError.usage("--report \(report) is one of the inputs; give another file") }
+        }
+    }
+}
+
+enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, always, never
+
+    /// auto: only on a terminal, and not when NO_COLOR is set to anything (no-color.org); the flag overrides it.
+    func enabled(fd: Int32) -> Bool {
+        switch self {
+        case .always: return true
+        case .never: return false
+        case .auto:
+            let environment = ProcessInfo.processInfo.environment
+            if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
+            if environment["TERM"] == "dumb" { return false }
+            return isatty(fd) == 1
         }
     }
 }

@@ -12,11 +12,12 @@ struct ScanCommand: AsyncParsableCommand {
         discussion: """
             `-` reads standard input. With --staged, checks the blobs staged in git (what the next commit \
             holds) and prints one line per offending file. Exit status: 0 nothing the policy removes, \
-            1 findings, 2 usage or policy error, 3 a file could not be read.
+            1 findings, 2 usage or policy error, 3 a file could not be read or checked, 4 the report could not be written.
             """
     )
 
-    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"))
+    @Argument(help: ArgumentHelp("Files or folders (folders are walked recursively); - for standard input.", valueName: "path"),
+              completion: .file())
     var paths: [String] = []
 
     @Flag(name: .long, help: "Check the files staged in git (the index, not the working tree) instead of paths.")
@@ -33,6 +34,7 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try options.settings()
         let engine = try options.engine(settings)
+        try options.checkReportPath(against: paths)
         if staged {
             let report = try runUsage {
                 try StagedWorkflow(engine: engine, filter: settings.filter, directory: FileManager.default.currentDirectoryPath).scan()
@@ -50,7 +52,7 @@ struct ScanCommand: AsyncParsableCommand {
             report = engine.makeReport(.scan, [FileProcessor(options: engine.options).scan(source: MemoryByteSource(bytes), path: "-")])
         } else {
             let meter = options.progressMeter()
-            report = await engine.scan(paths, walk: WalkOptions(filter: settings.filter), progress: meter)
+            report = await engine.scan(try options.expand(paths, settings), progress: meter)
             try runUsage { try options.emit(report, settings) }
             options.summarise(report, meter)
             throw exitStatusCode(ExitStatus.forScan(report))

@@ -66,7 +66,9 @@ enum Harness {
 
     @discardableResult
     static func metascrub(_ args: [String], cwd: String? = nil, input: Data? = nil, env: [String: String] = [:]) -> Result {
-        exec(binary, args, cwd: cwd, input: input, env: env)
+        let result = exec(binary, args, cwd: cwd, input: input, env: env)
+        ReportSchemaCheck.check(args, stdout: result.stdout, cwd: cwd)
+        return result
     }
 
     /// A shell command (for git plumbing and pipes), failing the test when it fails unless `check` is false.

@@ -61,7 +61,18 @@ final class SARIFSchemaTests: XCTestCase {
         let flagged = Harness.json(Harness.metascrub(["scan", "--json", "a b/gps full.jpg"], cwd: tmp).stdout)
         let actionable = ((flagged["files"] as? [[String: Any]])?.first?["findings"] as? [[String: Any]] ?? [])
             .filter { $0["action"] as? String != "keep" && $0["parent"] == nil }
-        XCTAssertEqual(findings.count, actionable.count, "one result per finding the policy flags")
+        let categories = Set(actionable.compactMap { $0["category"] as? String })
+        XCTAssertEqual(findings.count, categories.count, "one result per file and rule")
+        XCTAssertEqual(findings.reduce(0) { $0 + (($1["relatedLocations"] as? [[String: Any]])?.count ?? 0) }, actionable.count,
+                       "every flagged item is a related location of its result")
+        let fingerprints = results.compactMap { ($0["partialFingerprints"] as? [String: String])?["metascrub/v2"] }
+        XCTAssertEqual(fingerprints.count, results.count)
+        XCTAssertEqual(Set(fingerprints).count, fingerprints.count, "fingerprints are unique")
+        for result in results {
+            let physical = (result["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any]
+            XCTAssertEqual((physical?["region"] as? [String: Any])?["startLine"] as? Int, 1, "every result has a region")
+        }
+        XCTAssertFalse(first.out.contains("example.invalid"))
         for result in results {
             let index = try XCTUnwrap(result["ruleIndex"] as? Int)
             XCTAssertEqual(rules[index]["id"] as? String, result["ruleId"] as? String)
@@ -71,5 +82,26 @@ final class SARIFSchemaTests: XCTestCase {
         let second = Harness.metascrub(["scan", "--format", "sarif", "--jobs", "1", "."], cwd: tmp)
         XCTAssertEqual(first.stdout, second.stdout, "byte-identical across runs: stable fingerprints and order")
         XCTAssertFalse(first.out.contains("CANARY"), "no values")
+    }
+
+    /// URIs are relative to the repository root whatever folder the scan runs in, never absolute.
+    func testSARIFURIsAreRelativeToTheRepositoryRoot() throws {
+        try Harness.require("git")
+        let repo = Harness.makeTemp("sarif-repo")
+        defer { try? FileManager.default.removeItem(atPath: repo) }
+        Harness.sh("git init -q .", cwd: repo)
+        Harness.copy("jpeg/gps-full.jpg", to: repo + "/site/img/a.jpg")
+        let r = Harness.metascrub(["scan", "--format", "sarif", "img"], cwd: repo + "/site")
+        XCTAssertEqual(r.status, 1, r.stderr)
+        let run = try XCTUnwrap((Harness.json(r.stdout)["runs"] as? [[String: Any]])?.first)
+        let results = try XCTUnwrap(run["results"] as? [[String: Any]])
+        XCTAssertFalse(results.isEmpty)
+        for result in results {
+            let physical = (result["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any]
+            let artifact = try XCTUnwrap(physical?["artifactLocation"] as? [String: Any])
+            XCTAssertEqual(artifact["uri"] as? String, "site/img/a.jpg")
+            XCTAssertEqual(artifact["uriBaseId"] as? String, "%SRCROOT%")
+        }
+        XCTAssertFalse(r.out.contains(repo), "the checkout's absolute path is not in the report")
     }
 }

@@ -102,19 +102,21 @@ final class ReportTests: XCTestCase {
         XCTAssertTrue(withValue.contains("= 48/1 51/1 0/1?[2J"), "control characters are neutralised")
     }
 
-    func testSARIFHasARulePerCategoryAndAResultPerRemovedFinding() throws {
-        let text = try SARIFReportRenderer().render(sampleReport())
+    func testSARIFHasARulePerCategoryAndAResultPerFileAndRule() throws {
+        let root = SARIFSourceRoot(root: nil, workingDirectory: "/")
+        let text = try SARIFReportRenderer(sourceRoot: root).render(sampleReport())
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         XCTAssertEqual(json["version"] as? String, "2.1.0")
         let run = try XCTUnwrap((json["runs"] as? [[String: Any]])?.first)
         let driver = try XCTUnwrap((run["tool"] as? [String: Any])?["driver"] as? [String: Any])
         let rules = try XCTUnwrap(driver["rules"] as? [[String: Any]])
-        XCTAssertEqual(rules.count, Category.allCases.count + 2, "one per category, then metascrub/error and metascrub/reencode")
+        XCTAssertEqual(rules.count, Category.allCases.count + 3, "one per category, then metascrub/error, reencode and not-checked")
         let results = try XCTUnwrap(run["results"] as? [[String: Any]])
         XCTAssertEqual(results.map { $0["ruleId"] as? String }, ["metascrub/location", "metascrub/error"])
-        let fingerprint = (results[0]["partialFingerprints"] as? [String: String])?["metascrub/v1"]
+        let fingerprint = (results[0]["partialFingerprints"] as? [String: String])?["metascrub/v2"]
         XCTAssertEqual(fingerprint?.count, 64)
-        XCTAssertEqual(try SARIFReportRenderer().render(sampleReport()), text, "stable output")
+        XCTAssertNil(driver["informationUri"], "the project has no public address; no placeholder")
+        XCTAssertEqual(try SARIFReportRenderer(sourceRoot: root).render(sampleReport()), text, "stable output")
     }
 
     func testJSONSchemaFileDescribesTheReport() throws {

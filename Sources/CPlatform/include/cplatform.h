@@ -20,4 +20,14 @@ int ms_syncfs(int fd);
 /// so a later fsync finds them written (and their block allocations in an already running journal commit).
 int ms_start_writeback(int fd);
 
+/// Installs a handler for SIGINT and SIGTERM that only writes the signal's number (one byte) to a pipe, the one
+/// async-signal-safe way to hand it to a thread that can take locks and remove files. Returns the pipe's read end,
+/// or -1 with errno set.
+int ms_signal_pipe_install(void);
+
+/// flistxattr(2), fgetxattr(2), fsetxattr(2) (sys/xattr.h, which Glibc's Swift module does not include).
+ssize_t ms_flistxattr(int fd, char *list, size_t size);
+ssize_t ms_fgetxattr(int fd, const char *name, void *value, size_t size);
+int ms_fsetxattr(int fd, const char *name, const void *value, size_t size);
+
 #endif

@@ -8,6 +8,7 @@ import Glibc
 /// separated by `/`). The rules follow .gitignore, which is what people already write:
 /// - a pattern without `/` matches the file or folder name at any depth (`*.psd`, `drafts`);
 /// - a pattern with `/` is anchored at the input root (`site/img/*.jpg`; a leading `/` is allowed);
+/// - matching ignores case (`*.heic` matches `IMG_1.HEIC`);
 /// - `*`, `?` and `[…]` never cross a `/`; `**` as a whole component matches any number of folders,
 ///   including none (`**/raw/*`, `drafts/**`); a trailing `/` is the same as `/**`.
 public struct Glob: Sendable, Hashable, CustomStringConvertible {
@@ -53,10 +54,14 @@ public struct Glob: Sendable, Hashable, CustomStringConvertible {
         return match(pattern.dropFirst(), path.dropFirst())
     }
 
-    /// One path component against one pattern component, with libc's fnmatch (`*`, `?`, `[…]`, `\`).
+    /// One path component against one pattern component, with libc's fnmatch (`*`, `?`, `[…]`, `\`), ignoring
+    /// case: cameras and phones write `IMG_0001.HEIC` and `DSC_0001.JPG`, and `*.heic` must not miss them.
     private static func component(_ pattern: String, _ name: String) -> Bool {
-        fnmatch(pattern, name, 0) == 0
+        fnmatch(pattern, name, caseFold) == 0
     }
+
+    /// GNU fnmatch's FNM_CASEFOLD (1 << 4), which Glibc's Swift module does not export (it needs _GNU_SOURCE).
+    private static let caseFold: Int32 = 1 << 4
 }
 
 /// The include/exclude filter a walk applies. An empty include list means everything.

@@ -58,10 +58,11 @@ extension FileProcessor {
         return file
     }
 
-    /// Writes verified bytes to a file, atomically (temp file in the target's folder, fsync, rename).
+    /// Writes verified bytes to a file, atomically (temp file in the target's folder, fsync, rename), or through
+    /// a special file; an existing file is replaced only as `FileDestination` allows.
     public func write(_ bytes: [UInt8], to path: String) throws(MetascrubError) {
         do {
-            try AtomicWriter(fileSystem: options.fileSystem).replace(path, createFolders: false, write: { sink in
+            try FileDestination(path: path, createFolders: false, options: options).commit(write: { sink in
                 try sink.write(bytes)
             }, check: { _ in })
         } catch {

@@ -135,6 +135,8 @@ public enum PolicyLoader {
         switch error {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
             return mark.line
+        case .duplicatedKeysInMapping(_, let context):
+            return context.mark.line
         default:
             return nil
         }
@@ -142,8 +144,12 @@ public enum PolicyLoader {
 
     private static func describe(_ error: YamlError) -> String {
         switch error {
-        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _):
-            return problem
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+            return "\(problem) (column \(mark.column))"
+        case .duplicatedKeysInMapping(let keys, let context):
+            // One line, not Yams' dump of the whole mapping.
+            let names = keys.map { "'\($0)'" }.joined(separator: ", ")
+            return "\(names) given twice in the mapping that starts at column \(context.mark.column)"
         default:
             return "\(error)"
         }

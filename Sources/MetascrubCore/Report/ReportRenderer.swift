@@ -10,9 +10,9 @@ public enum ReportFormat: String, Sendable, CaseIterable {
     /// `brief`: one line per file that needs attention (hooks).
     case text, json, sarif, brief
 
-    public func renderer(verbose: Bool = false) -> any ReportRenderer {
+    public func renderer(verbose: Bool = false, colour: Bool = false) -> any ReportRenderer {
         switch self {
-        case .text: TextReportRenderer(verbose: verbose)
+        case .text: TextReportRenderer(verbose: verbose, colour: colour)
         case .brief: BriefReportRenderer()
         case .json: JSONReportRenderer()
         case .sarif: SARIFReportRenderer()

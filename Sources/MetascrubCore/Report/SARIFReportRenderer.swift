@@ -5,13 +5,21 @@ import Foundation
 /// the policy removes or forbids, the file as the location. `docs/sarif-schema-2.1.0.json` is the OASIS
 /// schema the output is tested against.
 public struct SARIFReportRenderer: ReportRenderer {
-    public init() {}
-
     static let errorRule = "metascrub/error"
     static let reencodeRule = "metascrub/reencode"
+    static let notCheckedRule = "metascrub/not-checked"
+
+    /// Where result URIs are relative to: the repository root (`%SRCROOT%`), so GitHub maps them onto the checkout
+    /// whatever folder the scan ran in.
+    let sourceRoot: SARIFSourceRoot
+
+    public init(sourceRoot: SARIFSourceRoot) { self.sourceRoot = sourceRoot }
+
+    /// Relative to the repository holding the working folder.
+    public init() { self.init(sourceRoot: .discover()) }
 
     public func render(_ report: Report) throws -> String {
-        let ruleIDs = Category.allCases.map { "metascrub/\($0.rawValue)" } + [Self.errorRule, Self.reencodeRule]
+        let ruleIDs = Category.allCases.map { "metascrub/\($0.rawValue)" } + [Self.errorRule, Self.reencodeRule, Self.notCheckedRule]
         let rules: [[String: Any]] = Category.allCases.map(rule) + [
             Self.descriptor(
                 id: Self.errorRule, name: "UnreadableOrUncleanableFile",
@@ -25,22 +33,23 @@ public struct SARIFReportRenderer: ReportRenderer {
                 full: "Remuxing could not do what the policy asked (a conversion, or an orientation bake), so the pixels were re-encoded; the result's fidelity to the original's displayed image is in the result's properties.",
                 help: "Re-encoding happens only with `reencode: true` in the policy or `--convert`. The result was checked against the source's displayed render (PSNR at least the policy's min-psnr).",
                 level: "note"),
+            Self.descriptor(
+                id: Self.notCheckedRule, name: "DocumentNotChecked",
+                short: "A document that may carry metadata was not checked",
+                full: "The file is a format metascrub does not read (JPEG 2000, SVG, PDF, an office document, EPUB) but such files commonly carry authors, positions and paths.",
+                help: "Check or clean it with a tool for its format, or leave it out of what is published. `metascrub clean --output-dir` leaves it out unless --copy-unsupported.",
+                level: "error"),
         ]
         var results: [[String: Any]] = []
         for file in report.files {
-            let uri = Self.uri(file.path)
-            for finding in file.findings where finding.disposition != .keep && finding.item.parent == nil {
-                let ruleID = "metascrub/\(finding.item.category.rawValue)"
-                // Stable across runs and machines: what and where, never a value or a time.
-                let fingerprint = SHA256.hex(Array("\(uri)\u{0}\(finding.item.key)\u{0}\(finding.item.location)".utf8))
-                results.append([
-                    "ruleId": ruleID,
-                    "ruleIndex": ruleIDs.firstIndex(of: ruleID)!,
-                    "level": finding.disposition == .fail ? "error" : "warning",
-                    "message": ["text": "\(finding.item.key) (\(finding.item.category.rawValue) metadata) at \(finding.item.location): the \(report.policy.name) policy says \(finding.disposition.rawValue)"],
-                    "locations": [location(uri)],
-                    "partialFingerprints": ["metascrub/v1": fingerprint],
-                ])
+            let uri = sourceRoot.uri(file.path)
+            // One result per file and rule, its items as related locations: a photo's thirty EXIF tags are one
+            // alert to act on, not thirty, and the fingerprint (file and rule) is unique in the run.
+            let flagged = file.findings.filter { $0.disposition != .keep && $0.item.parent == nil }
+            for category in Category.allCases {
+                let items = flagged.filter { $0.item.category == category }
+                guard !items.isEmpty else { continue }
+                results.append(result(category, items, uri: uri, ruleIDs: ruleIDs, policy: report.policy.name))
             }
             if let reencode = file.reencode {
                 var properties: [String: Any] = [
@@ -51,19 +60,27 @@ public struct SARIFReportRenderer: ReportRenderer {
                 if let psnr = reencode.psnr { properties["psnrDb"] = psnr }
                 if let output = file.output { properties["output"] = output }
                 results.append([
-                    "ruleId": Self.reencodeRule, "ruleIndex": ruleIDs.count - 1, "level": "note",
+                    "ruleId": Self.reencodeRule, "ruleIndex": ruleIDs.firstIndex(of: Self.reencodeRule)!, "level": "note",
                     "message": ["text": "re-encoded: \(reencode.summary)"],
                     "locations": [location(uri)],
-                    "partialFingerprints": ["metascrub/v1": SHA256.hex(Array("\(uri)\u{0}reencode\u{0}\(reencode.to)".utf8))],
+                    "partialFingerprints": ["metascrub/v2": fingerprint(uri, Self.reencodeRule)],
                     "properties": properties,
                 ])
             }
             if let error = file.error {
                 results.append([
-                    "ruleId": Self.errorRule, "ruleIndex": ruleIDs.count - 2, "level": "error",
+                    "ruleId": Self.errorRule, "ruleIndex": ruleIDs.firstIndex(of: Self.errorRule)!, "level": "error",
                     "message": ["text": error.message],
                     "locations": [location(uri)],
-                    "partialFingerprints": ["metascrub/v1": SHA256.hex(Array("\(uri)\u{0}error\u{0}\(error.code)".utf8))],
+                    "partialFingerprints": ["metascrub/v2": fingerprint(uri, Self.errorRule)],
+                    "properties": ["code": error.code],
+                ])
+            } else if file.status == .skipped, let reason = file.reason, reason.hasPrefix("not checked: ") {
+                results.append([
+                    "ruleId": Self.notCheckedRule, "ruleIndex": ruleIDs.firstIndex(of: Self.notCheckedRule)!, "level": "error",
+                    "message": ["text": reason],
+                    "locations": [location(uri)],
+                    "partialFingerprints": ["metascrub/v2": fingerprint(uri, Self.notCheckedRule)],
                 ])
             }
         }
@@ -73,7 +90,8 @@ public struct SARIFReportRenderer: ReportRenderer {
             "runs": [[
                 "tool": ["driver": [
                     "name": report.tool.name, "version": report.tool.version, "semanticVersion": report.tool.version,
-                    "informationUri": "https://example.invalid/metascrub", "rules": rules,
+                    "fullName": "metascrub: removes privacy-sensitive metadata from media, losslessly (GPL-3.0-or-later; see metascrub(1))",
+                    "rules": rules,
                 ]],
                 "results": results,
                 "properties": ["policy": report.policy.name, "policyDigest": report.policy.digest],
@@ -109,11 +127,50 @@ public struct SARIFReportRenderer: ReportRenderer {
         ]
     }
 
+    private func result(_ category: Category, _ items: [Finding], uri: String, ruleIDs: [String], policy: String) -> [String: Any] {
+        let ruleID = "metascrub/\(category.rawValue)"
+        let keys = items.map(\.item.key)
+        let listed = keys.prefix(5).joined(separator: ", ") + (keys.count > 5 ? " and \(keys.count - 5) more" : "")
+        let forbidden = items.contains { $0.disposition == .fail }
+        var related: [[String: Any]] = []
+        for (index, finding) in items.enumerated() {
+            var physical: [String: Any] = ["artifactLocation": artifact(uri)]
+            if let offset = finding.item.offset, offset >= 0 {
+                var region: [String: Any] = ["byteOffset": offset]
+                if let length = finding.item.length, length > 0 { region["byteLength"] = length }
+                physical["region"] = region
+            }
+            related.append([
+                "id": index + 1, "physicalLocation": physical,
+                "message": ["text": "\(finding.item.key) at \(finding.item.location): \(finding.disposition.rawValue)"],
+            ])
+        }
+        let properties: [[String: Any]] = items.map { finding in
+            ["key": finding.item.key, "location": finding.item.location, "action": finding.disposition.rawValue, "rule": finding.rule]
+        }
+        return [
+            "ruleId": ruleID,
+            "ruleIndex": ruleIDs.firstIndex(of: ruleID)!,
+            "level": forbidden ? "error" : "warning",
+            "message": ["text": "\(items.count) \(category.rawValue) metadata item(s) the \(policy) policy \(forbidden ? "forbids" : "removes"): \(listed)"],
+            "locations": [location(uri)],
+            "relatedLocations": related,
+            // Stable across runs and machines: the file and the rule, never a value, an offset or a time.
+            "partialFingerprints": ["metascrub/v2": fingerprint(uri, ruleID)],
+            "properties": ["items": properties],
+        ]
+    }
+
+    private func fingerprint(_ uri: String, _ rule: String) -> String { SHA256.hex(Array("\(uri)\u{0}\(rule)".utf8)) }
+
+    /// The file as a whole: a media file has no lines, so the region is its first line, where code-scanning
+    /// dashboards anchor an alert; the byte ranges of the items are in the related locations.
     private func location(_ uri: String) -> [String: Any] {
-        var artifact: [String: Any] = ["uri": uri]
-        // Relative paths are relative to where the scan ran: the checkout root in CI.
-        if !uri.hasPrefix("file:") { artifact["uriBaseId"] = "%SRCROOT%" }
-        return ["physicalLocation": ["artifactLocation": artifact]]
+        ["physicalLocation": ["artifactLocation": artifact(uri), "region": ["startLine": 1]]]
+    }
+
+    private func artifact(_ uri: String) -> [String: Any] {
+        uri.hasPrefix("file:") ? ["uri": uri] : ["uri": uri, "uriBaseId": "%SRCROOT%"]
     }
 
     /// A file path as a URI reference: relative paths stay relative (`./` dropped), absolute ones become

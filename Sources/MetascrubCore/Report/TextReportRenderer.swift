@@ -3,8 +3,13 @@
 /// The report for people: one block per file that has something to say, then a summary.
 public struct TextReportRenderer: ReportRenderer {
     public var verbose: Bool
+    /// ANSI colour on each file's status (a terminal that asked for it: see the CLI's --color and NO_COLOR).
+    public var colour: Bool
 
-    public init(verbose: Bool = false) { self.verbose = verbose }
+    public init(verbose: Bool = false, colour: Bool = false) {
+        self.verbose = verbose
+        self.colour = colour
+    }
 
     public func render(_ report: Report) throws -> String {
         var out = ""
@@ -16,7 +21,7 @@ public struct TextReportRenderer: ReportRenderer {
     }
 
     private func renderFile(_ file: FileReport, command: Report.Command) -> String {
-        var head = "\(file.path): \(file.status.rawValue)"
+        var head = "\(file.path): " + paint(file)
         if let format = file.format { head += " [\(format)]" }
         if let method = file.method, file.status == .cleaned { head += " by \(method.rawValue)" }
         if let output = file.output, output != file.path { head += " -> \(output)" }
@@ -69,6 +74,20 @@ public struct TextReportRenderer: ReportRenderer {
             return ""
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The status word, coloured by what it asks of the reader: green done, yellow to act on, red failed or not checked.
+    private func paint(_ file: FileReport) -> String {
+        let word = file.status.rawValue
+        guard colour else { return word }
+        let code: String
+        switch file.status {
+        case .clean, .cleaned: code = "32"
+        case .findings: code = "33"
+        case .error: code = "31"
+        case .skipped: code = file.reason?.hasPrefix("not checked") == true ? "31" : "2"
+        }
+        return "\u{1B}[\(code)m\(word)\u{1B}[0m"
     }
 
     private func renderSummary(_ report: Report) -> String {
