@@ -318,6 +318,12 @@ public struct FileProcessor: Sendable {
             report.notes.append(Note(orientation ? .warning : .info, code: orientation ? "orientation-fallback" : "kept-instead",
                                      "\(finding.item.key) kept: \(reason)"))
         }
+        // A signed manifest that goes although the policy keeps provenance: the report says why, not only -v.
+        for finding in findings where finding.disposition == .remove && finding.rule.hasPrefix("provenance keep-valid: ") {
+            report.notes.append(Note(.warning, code: "provenance-removed",
+                                     "C2PA manifest removed: \(finding.rule.dropFirst("provenance keep-valid: ".count))",
+                                     offset: finding.item.offset))
+        }
         report.findings = findings.enumerated().map { index, finding in
             var f = finding
             f.outcome = result.outcomes[index] ?? finding.plannedOutcome
