@@ -52,7 +52,8 @@ enum JPEGJUMBF {
                               unknown: Bool = false) -> Int {
         let first = structure.segments[segments[0]]
         let length = segments.reduce(0) { $0 + structure.segments[$1].length }
-        let item = found.add(key, .provenance, location: "APP11#\(first.offset)", offset: first.offset, length: Int64(length),
+        let ordinal = structure.segments[..<segments[0]].filter { $0.marker == first.marker }.count + 1
+        let item = found.add(key, .provenance, location: "APP11#\(ordinal)", offset: first.offset, length: Int64(length),
                              detail: "\(detail), \(segments.count) segment\(segments.count == 1 ? "" : "s")", unknown: unknown)
         for index in segments { layout.segmentItems[index] = [item] }
         return item

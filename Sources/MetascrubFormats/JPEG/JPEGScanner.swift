@@ -104,8 +104,10 @@ enum JPEGScanner {
                     if resource.id == PhotoshopIRB.iptcID {
                         let data = Array(resource.raw[(resource.dataRange.lowerBound - resource.offset)..<(resource.dataRange.upperBound - resource.offset)])
                         let parsed = try IPTC.parse(data, origin: irbOrigin + Int64(resource.dataRange.lowerBound), path: "\(location)/IPTC")
-                        let map = IPTC.itemise(parsed.datasets, bytes: data, location: "\(location)/IPTC",
-                                               origin: irbOrigin + Int64(resource.dataRange.lowerBound), options: options, into: &found.items)
+                        let map = found.lists { items, notes in
+                            IPTC.itemise(parsed.datasets, bytes: data, location: "\(location)/IPTC",
+                                         origin: irbOrigin + Int64(resource.dataRange.lowerBound), options: options, into: &items, notes: &notes)
+                        }
                         iptc = (parsed.datasets, map)
                         if parsed.restAt != nil {
                             found.notes.append(Note(.warning, code: "iptc-trailing", "IPTC block has bytes after its last dataset; they are dropped",

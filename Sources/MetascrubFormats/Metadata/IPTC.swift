@@ -81,7 +81,7 @@ public enum IPTC {
     /// One item per distinct dataset key (Keywords may repeat); returns item index → dataset indices.
     public static func itemise(
         _ datasets: [Dataset], bytes: [UInt8], location: String, origin: Int64, options: ScanOptions,
-        into items: inout [MetadataItem]
+        into items: inout [MetadataItem], notes: inout [Note]
     ) -> [Int: [Int]] {
         var byKey: [String: Int] = [:]
         var map: [Int: [Int]] = [:]
@@ -98,6 +98,15 @@ public enum IPTC {
                                       offset: origin + Int64(d.offset), length: Int64(d.raw.count), value: value, isUnknown: !known))
             byKey[key] = items.count - 1
             map[items.count - 1] = [index]
+        }
+        // Text a policy keeps (a caption, a copyright notice) is read like any kept text: a position written in it
+        // is a location item inside the dataset, which then goes (the rebuild drops it).
+        for (item, indices) in map.sorted(by: { $0.key < $1.key }) where items[item].category != .structure {
+            for index in indices where datasets[index].record == 2 {
+                let d = datasets[index]
+                ContentInspector.inspect(Array(bytes[d.valueRange]), origin: origin + Int64(d.valueRange.lowerBound), parent: item,
+                                         options: options, items: &items, notes: &notes)
+            }
         }
         return map
     }

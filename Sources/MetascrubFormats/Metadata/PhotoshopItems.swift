@@ -35,7 +35,7 @@ enum PhotoshopItems {
     ) {
         do {
             let parsed = try IPTC.parse(data, origin: origin, path: location)
-            _ = IPTC.itemise(parsed.datasets, bytes: data, location: location, origin: origin, options: options, into: &items)
+            _ = IPTC.itemise(parsed.datasets, bytes: data, location: location, origin: origin, options: options, into: &items, notes: &notes)
             if parsed.restAt != nil {
                 items.append(MetadataItem(key: "iptc:unparsed", category: .content, location: location, offset: origin,
                                           detail: "bytes after the last IPTC dataset", isUnknown: true))

@@ -87,7 +87,7 @@ enum PSDScanner {
                 let bytes = try data()
                 if let parsed = try? IPTC.parse(bytes, origin: resource.data.lowerBound, path: "\(location)/IPTC"), parsed.restAt == nil {
                     let map = IPTC.itemise(parsed.datasets, bytes: bytes, location: "\(location)/IPTC", origin: resource.data.lowerBound,
-                                           options: options, into: &items)
+                                           options: options, into: &items, notes: &notes)
                     fates.append(.iptc(datasets: parsed.datasets, map: map))
                 } else {
                     fates.append(block("iptc:block", .content, detail: "IPTC-IIM block that does not parse", unknown: true))

@@ -224,8 +224,11 @@ enum TIFFScanner {
             case TIFFScanner.iptcTag where !tooLarge:
                 let data = try structure.bytes(source, entry)
                 if let parsed = try? IPTC.parse(data, origin: entry.valueOffset, path: "\(location)/IPTC"), parsed.restAt == nil {
-                    let map = IPTC.itemise(parsed.datasets, bytes: data, location: "\(location)/IPTC", origin: entry.valueOffset,
-                                           options: found.options, into: &found.items)
+                    let options = found.options
+                    let map = found.lists { items, notes in
+                        IPTC.itemise(parsed.datasets, bytes: data, location: "\(location)/IPTC", origin: entry.valueOffset,
+                                     options: options, into: &items, notes: &notes)
+                    }
                     return .iptc(datasets: parsed.datasets, map: map)
                 }
                 add("iptc:block", .content, entry, location: location, detail: "IPTC-IIM block that does not parse", unknown: true)
