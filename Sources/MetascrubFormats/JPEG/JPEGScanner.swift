@@ -120,6 +120,10 @@ enum JPEGScanner {
                     found.items.append(MetadataItem(key: "photoshop:\(name)", category: category, location: "\(location)/8BIM/\(String(format4hex: resource.id))",
                                               offset: irbOrigin + Int64(resource.offset), length: Int64(resource.raw.count), isUnknown: !known))
                     resourceItems[found.items.count - 1] = r
+                    // A resource is kept or dropped whole; what it holds (XMP in 0x0424, EXIF in 0x0422, a URL in
+                    // 0x040B) is read first, so a position inside decides it.
+                    let data = Array(resource.raw[(resource.dataRange.lowerBound - resource.offset)..<(resource.dataRange.upperBound - resource.offset)])
+                    found.inspect(found.items.count - 1, payload: data, origin: irbOrigin + Int64(resource.dataRange.lowerBound))
                 }
                 if irb.restAt != nil {
                     add("photoshop:unparsed", .content, detail: "bytes after the last image resource", unknown: true)
