@@ -48,7 +48,8 @@ extension ItemCollector {
         let binding: ProvenanceManifest.Binding
         switch parsed.dataHash(origin: origin) {
         case .success(let hash):
-            binding = try hash.matches(source).map { $0 ? .valid : .invalid } ?? .unchecked("its binding uses \(hash.alg)")
+            binding = try hash.matches(source).map { $0 ? .valid : .invalid }
+                ?? .unchecked("its binding uses \(hash.alg)")
         case .failure(.none(let why)), .failure(.unchecked(let why)):
             binding = .unchecked(why)
         }
@@ -58,7 +59,8 @@ extension ItemCollector {
         case .invalid: "hard binding does not match the file"
         case .unchecked(let why): "hard binding not checked: \(why)"
         }
-        items[store].detail = "C2PA manifest store, \(parsed.manifests.count) manifest\(parsed.manifests.count == 1 ? "" : "s"), \(state)"
+        let count = parsed.manifests.count
+        items[store].detail = "C2PA manifest store, \(count) manifest\(count == 1 ? "" : "s"), \(state)"
 
         func range(_ r: Range<Int>) -> Range<Int64> {
             let start = placement.fileOffset(r.lowerBound)
@@ -71,7 +73,8 @@ extension ItemCollector {
                                    value: "\(manifest.label)\(manifest.claim?.generator.map { ", \($0)" } ?? "")",
                                    detail: active ? "active manifest" : "ingredient manifest", parent: store)
             if let claim = manifest.claim {
-                add("c2pa:claim", .provenance, range(claim.range), location: "\(location)/claim", value: claim.generator,
+                add("c2pa:claim", .provenance, range(claim.range), location: "\(location)/claim",
+                    value: claim.generator,
                     detail: "claim (generator, assertion list)", parent: manifestItem)
             }
             if let signature = manifest.signature {
@@ -80,7 +83,8 @@ extension ItemCollector {
                     detail: "COSE signature with the signer's certificate", parent: manifestItem)
             }
             for assertion in manifest.assertions {
-                try self.assertion(assertion, in: parsed, location: "\(location)/\(assertion.label)", range: range, parent: manifestItem)
+                try self.assertion(assertion, in: parsed, location: "\(location)/\(assertion.label)", range: range,
+                                   parent: manifestItem)
             }
         }
     }
@@ -94,12 +98,13 @@ extension ItemCollector {
         let known = Self.c2paLabels.contains { label.hasPrefix($0) }
         let category: Category
         if label.hasPrefix("c2pa.thumbnail") { category = .embedded }
-        else if label.hasPrefix("stds.exif") || label.hasPrefix("stds.iptc") || label.hasPrefix("stds.schema-org") { category = .content }
+        else if ["stds.exif", "stds.iptc", "stds.schema-org"].contains(where: label.hasPrefix) { category = .content }
         else if label.contains("identity") { category = .identity }
         else { category = .provenance }
         let index = add(key, category, range(assertion.range), location: location,
                         value: assertion.kind == .json || assertion.kind == .cbor ? Self.summary(label, payload) : nil,
-                        detail: "C2PA assertion (\(assertion.kind))", unknown: !known && category == .provenance, parent: parent)
+                        detail: "C2PA assertion (\(assertion.kind))", unknown: !known && category == .provenance,
+                        parent: parent)
         switch assertion.kind {
         case .file:
             // A thumbnail is an image of its own, with its own EXIF (an ingredient's may carry the parent's GPS).
@@ -107,7 +112,8 @@ extension ItemCollector {
         case .json:
             if let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any] {
                 for name in object.keys.sorted() where !name.hasPrefix("@") {
-                    add("\(key)/\(name)", Self.category(of: name, in: label), location: "\(location)/\(name)", offset: at,
+                    add("\(key)/\(name)", Self.category(of: name, in: label), location: "\(location)/\(name)",
+                        offset: at,
                         length: Int64(payload.count), value: Self.render(object[name]), parent: index)
                 }
             }
@@ -130,7 +136,8 @@ extension ItemCollector {
             return XMPItems.category(prefix: String(name[..<colon]), name: String(name[name.index(after: colon)...]))
         }
         switch name {
-        case "author", "creator", "contributor", "copyrightHolder", "publisher", "accountablePerson", "producer": return .identity
+        case "author", "creator", "contributor", "copyrightHolder", "publisher", "accountablePerson", "producer":
+            return .identity
         case "locationCreated", "contentLocation", "spatialCoverage", "geo", "address": return .location
         case "dateCreated", "datePublished", "dateModified": return .time
         default: return NameClassifier.category(of: name, otherwise: .content)
@@ -141,13 +148,18 @@ extension ItemCollector {
         guard let value else { return nil }
         if let text = value as? String { return String(text.prefix(200)) }
         guard JSONSerialization.isValidJSONObject(value),
-              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else { return "\(value)" }
+              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else {
+            return "\(value)"
+        }
         return String(decoding: data.prefix(200), as: UTF8.self)
     }
 
     /// What an assertion says in a few words, for `--show-values` (the actions of `c2pa.actions`).
     static func summary(_ label: String, _ payload: [UInt8]) -> String? {
-        guard label.hasPrefix("c2pa.actions"), let value = try? CBORReader.decode(payload, origin: 0, path: label) else { return nil }
+        guard label.hasPrefix("c2pa.actions"),
+              let value = try? CBORReader.decode(payload, origin: 0, path: label) else {
+            return nil
+        }
         return value["actions"]?.array?.compactMap { $0["action"]?.text }.joined(separator: ", ")
     }
 }
@@ -158,14 +170,19 @@ extension ItemCollector {
     /// fragment's hashes), for `manifest` an 8-byte offset to the first Merkle box, then the JUMBF store.
     mutating func c2paUUID(_ box: Box, store: Int, source: any ByteSource) throws {
         // `payloadOffset` is past the extended type already (`Box.headerSize`).
-        guard box.payloadSize <= Int64(JPEGJUMBF.maxBox) else { return unread(store, "larger than \(JPEGJUMBF.maxBox) bytes") }
+        guard box.payloadSize <= Int64(JPEGJUMBF.maxBox) else {
+            return unread(store, "larger than \(JPEGJUMBF.maxBox) bytes")
+        }
         let payload = try source.read(at: box.payloadOffset, count: Int(box.payloadSize))
-        guard payload.count > 4, let nul = payload[4...].firstIndex(of: 0) else { return unread(store, "no purpose string") }
+        guard payload.count > 4, let nul = payload[4...].firstIndex(of: 0) else {
+            return unread(store, "no purpose string")
+        }
         let purpose = String(decoding: payload[4..<nul], as: UTF8.self)
         guard purpose == "manifest" else { return unread(store, "purpose \(purpose), not a manifest") }
         let start = nul + 1 + 8
         guard payload.count > start else { return unread(store, "no manifest store after its header") }
-        try c2pa(Array(payload[start...]), store: store, placement: .contiguous(box.payloadOffset + Int64(start)), source: source)
+        try c2pa(Array(payload[start...]), store: store, placement: .contiguous(box.payloadOffset + Int64(start)),
+                 source: source)
     }
 
     /// A C2PA box whose store was not read: unknown to the policy (location and share remove it), with a note.
@@ -179,7 +196,10 @@ extension ItemCollector {
 extension ItemCollector {
     /// Reads a top-level `jumb` box (JPEG XL, HEIF) that is a C2PA manifest store, below its item `store`.
     mutating func c2paJUMB(_ box: Box, store: Int, source: any ByteSource) throws {
-        guard box.size <= Int64(JPEGJUMBF.maxBox) else { return unread(store, "larger than \(JPEGJUMBF.maxBox) bytes") }
-        try c2pa(try source.read(at: box.offset, count: Int(box.size)), store: store, placement: .contiguous(box.offset), source: source)
+        guard box.size <= Int64(JPEGJUMBF.maxBox) else {
+            return unread(store, "larger than \(JPEGJUMBF.maxBox) bytes")
+        }
+        let bytes = try source.read(at: box.offset, count: Int(box.size))
+        try c2pa(bytes, store: store, placement: .contiguous(box.offset), source: source)
     }
 }

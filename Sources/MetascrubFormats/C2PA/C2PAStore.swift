@@ -35,7 +35,8 @@ struct C2PAStore: Sendable {
     static func parse(_ bytes: [UInt8], origin: Int64, path: String) throws -> C2PAStore {
         let root = try JUMBFBox.parse(bytes, origin: origin, path: path)
         guard root.typeCode == "c2pa" else {
-            throw MetascrubError.malformed(format: "C2PA", path: path, offset: origin, reason: "JUMBF box is not a C2PA manifest store")
+            throw MetascrubError.malformed(format: "C2PA", path: path, offset: origin,
+                                           reason: "JUMBF box is not a C2PA manifest store")
         }
         let manifests = root.children.filter { $0.typeCode == "c2ma" || $0.typeCode == "c2um" }.map { box in
             Manifest(label: box.label ?? "manifest", range: box.range,
@@ -54,12 +55,16 @@ struct C2PAStore: Sendable {
         case "bidb": .file
         default: .other
         }
-        return Assertion(label: box.label ?? "assertion", kind: kind, payload: content?.payload ?? box.range, range: box.range)
+        return Assertion(label: box.label ?? "assertion", kind: kind, payload: content?.payload ?? box.range,
+                         range: box.range)
     }
 
-    private static func claim(_ box: JUMBFBox, bytes: [UInt8], origin: Int64) -> (range: Range<Int>, generator: String?, alg: String?) {
+    private static func claim(
+        _ box: JUMBFBox, bytes: [UInt8], origin: Int64
+    ) -> (range: Range<Int>, generator: String?, alg: String?) {
         guard let content = box.contents.first(where: { $0.type == "cbor" }),
-              let value = try? CBORReader.decode(Array(bytes[content.payload]), origin: origin + Int64(content.payload.lowerBound), path: "c2pa.claim")
+              let value = try? CBORReader.decode(Array(bytes[content.payload]),
+                                                 origin: origin + Int64(content.payload.lowerBound), path: "c2pa.claim")
         else { return (box.range, nil, nil) }
         let generator = value["claim_generator"]?.text
             ?? value["claim_generator_info"].flatMap { info in (info.array?.first ?? info)["name"]?.text }
@@ -74,17 +79,20 @@ struct C2PAStore: Sendable {
         if let bmff = manifest.assertions.first(where: { $0.label.hasPrefix("c2pa.hash.bmff") }) {
             return .failure(.unchecked("its binding is \(bmff.label), which metascrub does not check"))
         }
-        guard let assertion = manifest.assertions.first(where: { $0.label.hasPrefix("c2pa.hash.data") }), assertion.kind == .cbor else {
+        guard let assertion = manifest.assertions.first(where: { $0.label.hasPrefix("c2pa.hash.data") }),
+              assertion.kind == .cbor else {
             return .failure(.none("the active manifest has no c2pa.hash.data binding"))
         }
-        guard let value = try? CBORReader.decode(Array(bytes[assertion.payload]), origin: origin + Int64(assertion.payload.lowerBound),
+        let at = origin + Int64(assertion.payload.lowerBound)
+        guard let value = try? CBORReader.decode(Array(bytes[assertion.payload]), origin: at,
                                                  path: assertion.label),
               let hash = value["hash"]?.bytes else {
             return .failure(.unchecked("its c2pa.hash.data does not parse"))
         }
         var exclusions: [Range<Int64>] = []
         for exclusion in value["exclusions"]?.array ?? [] {
-            guard let start = exclusion["start"]?.integer, let length = exclusion["length"]?.integer, start >= 0, length >= 0,
+            guard let start = exclusion["start"]?.integer, let length = exclusion["length"]?.integer,
+                  start >= 0, length >= 0,
                   start <= Int64.max - length else {
                 return .failure(.unchecked("its c2pa.hash.data has an exclusion out of range"))
             }

@@ -51,7 +51,9 @@ struct CBORReader {
     static func decode(_ bytes: [UInt8], origin: Int64, path: String) throws -> CBOR {
         var reader = CBORReader(bytes: bytes, at: 0, origin: origin, path: path)
         let value = try reader.item(depth: 0)
-        guard reader.at == bytes.count else { throw reader.malformed("\(bytes.count - reader.at) bytes after the CBOR item") }
+        guard reader.at == bytes.count else {
+            throw reader.malformed("\(bytes.count - reader.at) bytes after the CBOR item")
+        }
         return value
     }
 

@@ -32,12 +32,15 @@ struct JUMBFBox: Sendable {
         let reader = BoxReader(MemoryByteSource(bytes), format: "JUMBF")
         let top = try reader.topLevel()
         guard top.boxes.count == 1, let box = top.boxes.first, box.type == "jumb", top.leftover == nil else {
-            throw MetascrubError.malformed(format: "JUMBF", path: path, offset: origin, reason: "not one JUMBF superbox")
+            throw MetascrubError.malformed(format: "JUMBF", path: path, offset: origin,
+                                           reason: "not one JUMBF superbox")
         }
         return try superbox(box, reader: reader, bytes: bytes, origin: origin, depth: 0)
     }
 
-    private static func superbox(_ box: Box, reader: BoxReader, bytes: [UInt8], origin: Int64, depth: Int) throws -> JUMBFBox {
+    private static func superbox(
+        _ box: Box, reader: BoxReader, bytes: [UInt8], origin: Int64, depth: Int
+    ) throws -> JUMBFBox {
         func malformed(_ reason: String) -> MetascrubError {
             .malformed(format: "JUMBF", path: box.path, offset: origin + box.offset, reason: reason)
         }
@@ -52,13 +55,16 @@ struct JUMBFBox: Sendable {
         var label: String?
         if toggles & 0x02 != 0 {
             let start = d + 17
-            guard let end = bytes[start..<Int(description.end)].firstIndex(of: 0) else { throw malformed("label without its terminating zero") }
+            guard let end = bytes[start..<Int(description.end)].firstIndex(of: 0) else {
+                throw malformed("label without its terminating zero")
+            }
             label = String(decoding: bytes[start..<end], as: UTF8.self)
         }
         var result = JUMBFBox(type: type, label: label, range: Int(box.offset)..<Int(box.end))
         for child in children.dropFirst() {
             if child.type == "jumb" {
-                result.children.append(try superbox(child, reader: reader, bytes: bytes, origin: origin, depth: depth + 1))
+                let inner = try superbox(child, reader: reader, bytes: bytes, origin: origin, depth: depth + 1)
+                result.children.append(inner)
             } else {
                 result.contents.append(Content(type: child.type, payload: Int(child.payloadOffset)..<Int(child.end)))
             }

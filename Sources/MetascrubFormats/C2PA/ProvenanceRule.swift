@@ -17,7 +17,9 @@ enum ProvenanceRule {
         for (manifest, subtree) in zip(manifests, subtrees) where settled.indices.contains(manifest.item) {
             let store = manifest.item
             if policy.provenance == .remove {
-                if settled[store].disposition != .fail { decide(store, .remove, "provenance: remove", subtree, &settled) }
+                if settled[store].disposition != .fail {
+                    decide(store, .remove, "provenance: remove", subtree, &settled)
+                }
                 continue
             }
             if !settled[store].disposition.survives {
@@ -30,20 +32,22 @@ enum ProvenanceRule {
                 let child = causes.first { findings[$0].item.category == .location } ?? first
                 let reason = findings[child].item.category == .location
                     ? "it carries a position (\(findings[child].item.key))"
-                    : "it holds \(findings[child].item.key), which the policy removes, and cannot be edited without its signature"
-                decide(store, policy.provenance == .fail ? .fail : .remove, "provenance \(policy.provenance.rawValue): \(reason)",
-                       subtree, &settled)
+                    : "it holds \(findings[child].item.key), which the policy removes, "
+                        + "and cannot be edited without its signature"
+                decide(store, policy.provenance == .fail ? .fail : .remove,
+                       "provenance \(policy.provenance.rawValue): \(reason)", subtree, &settled)
                 continue
             }
             var reason: String?
-            if let changed = settled.indices.first(where: { !inManifest.contains($0) && settled[$0].disposition != .keep }) {
+            let outside = settled.indices.filter { !inManifest.contains($0) }
+            if let changed = outside.first(where: { settled[$0].disposition != .keep }) {
                 reason = "its signature covers bytes this clean changes (\(settled[changed].item.key))"
             } else if manifest.binding == .invalid {
                 reason = "its hard binding does not match the file's bytes"
             }
             guard let reason else { continue }
-            decide(store, policy.provenance == .fail ? .fail : .remove, "provenance \(policy.provenance.rawValue): \(reason)",
-                   subtree, &settled)
+            decide(store, policy.provenance == .fail ? .fail : .remove,
+                   "provenance \(policy.provenance.rawValue): \(reason)", subtree, &settled)
         }
         return settled
     }
@@ -58,7 +62,9 @@ enum ProvenanceRule {
         return members
     }
 
-    private static func decide(_ store: Int, _ disposition: Disposition, _ rule: String, _ subtree: Set<Int>, _ findings: inout [Finding]) {
+    private static func decide(
+        _ store: Int, _ disposition: Disposition, _ rule: String, _ subtree: Set<Int>, _ findings: inout [Finding]
+    ) {
         findings[store].disposition = disposition
         findings[store].rule = rule
         findings[store].reason = nil

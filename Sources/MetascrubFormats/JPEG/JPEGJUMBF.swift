@@ -17,20 +17,23 @@ enum JPEGJUMBF {
             let payload = try source.read(at: segment.payloadOffset, count: segment.payloadLength)
             total += payload.count
             guard payload.count >= 16, total <= maxBox else {
-                whole(segments, structure, into: &found, layout: &layout, detail: "JUMBF box (APP11), not read", unknown: true)
+                whole(segments, structure, into: &found, layout: &layout, detail: "JUMBF box (APP11), not read",
+                      unknown: true)
                 return
             }
             packets.append((BigEndian.u32(payload, 4), index, payload))
         }
         packets.sort { $0.sequence < $1.sequence }
-        // The first packet holds the box header; the others repeat it (8 bytes, or 16 with an XLBox) before their slice.
+        // The first packet holds the box header; the others repeat it (8 bytes, or 16 with an XLBox) before their
+        // slice.
         let headerLength = BigEndian.u32(packets[0].payload, 8) == 1 ? 16 : 8
         var bytes: [UInt8] = []
         var runs: [(at: Int, file: Int64)] = []
         for (n, packet) in packets.enumerated() {
             let skip = n == 0 ? 8 : 8 + headerLength
             guard packet.payload.count >= skip else {
-                whole(segments, structure, into: &found, layout: &layout, detail: "JUMBF box (APP11), not read", unknown: true)
+                whole(segments, structure, into: &found, layout: &layout, detail: "JUMBF box (APP11), not read",
+                      unknown: true)
                 return
             }
             runs.append((bytes.count, structure.segments[packet.segment].payloadOffset + Int64(skip)))
@@ -39,7 +42,8 @@ enum JPEGJUMBF {
         // The store's description box names its type first: `jumb` header, `jumd` header, then `c2pa` and 12 bytes.
         let isC2PA = bytes.count >= 20 && bytes[16..<20].elementsEqual(Array("c2pa".utf8))
         let store = whole(segments, structure, into: &found, layout: &layout,
-                          detail: isC2PA ? "C2PA manifest store (JUMBF)" : "JUMBF box", key: isC2PA ? "jumbf:c2pa" : "jumbf:box")
+                          detail: isC2PA ? "C2PA manifest store (JUMBF)" : "JUMBF box",
+                          key: isC2PA ? "jumbf:c2pa" : "jumbf:box")
         guard isC2PA else { return }
         try found.c2pa(bytes, store: store, placement: JUMBFPlacement(runs: runs), source: source)
         for index in segments { layout.segmentItems[index] = Array(store..<found.items.count) }
@@ -53,8 +57,10 @@ enum JPEGJUMBF {
         let first = structure.segments[segments[0]]
         let length = segments.reduce(0) { $0 + structure.segments[$1].length }
         let ordinal = structure.segments[..<segments[0]].filter { $0.marker == first.marker }.count + 1
-        let item = found.add(key, .provenance, location: "APP11#\(ordinal)", offset: first.offset, length: Int64(length),
-                             detail: "\(detail), \(segments.count) segment\(segments.count == 1 ? "" : "s")", unknown: unknown)
+        let plural = segments.count == 1 ? "" : "s"
+        let item = found.add(key, .provenance, location: "APP11#\(ordinal)", offset: first.offset,
+                             length: Int64(length),
+                             detail: "\(detail), \(segments.count) segment\(plural)", unknown: unknown)
         for index in segments { layout.segmentItems[index] = [item] }
         return item
     }
