@@ -45,7 +45,8 @@ final class ContentCredentialsTests: XCTestCase {
 
     /// The fixtures themselves are valid to the SDK: otherwise nothing below means anything.
     func testFixturesAreValidToTheC2PAReader() throws {
-        for name in ["signed.jpg", "signed.png", "signed.mp4", "signed.heic", "signed.webp", "signed-exif-gps.jpg", "signed-plain.jpg"] {
+        for name in ["signed.jpg", "signed.png", "signed.mp4", "signed.heic", "signed.webp", "signed.jxl", "signed.avif",
+                     "signed-exif-gps.jpg", "signed-plain.jpg"] {
             let verdict = try c2paReader(Harness.fixture("c2pa/\(name)"))
             XCTAssertTrue(verdict.valid, "\(name): \(verdict)")
         }
@@ -85,7 +86,7 @@ final class ContentCredentialsTests: XCTestCase {
     /// A manifest that carries a position goes under `location`, saying so.
     func testManifestCarryingAPositionIsRemoved() throws {
         try Harness.requireBinary()
-        for name in ["signed.jpg", "signed.png", "signed.webp", "signed.heic", "signed.mp4"] {
+        for name in ["signed.jpg", "signed.png", "signed.webp", "signed.heic", "signed.mp4", "signed.jxl", "signed.avif"] {
             let out = "\(tmp)/\(name)"
             let r = Harness.metascrub(["clean", Harness.fixture("c2pa/\(name)"), "--policy", "location", "--output", out, "--json"])
             XCTAssertEqual(r.status, 0, "\(name): \(r.out) \(r.stderr)")

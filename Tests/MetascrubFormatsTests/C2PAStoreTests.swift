@@ -58,9 +58,9 @@ final class C2PAStoreTests: XCTestCase {
         XCTAssertEqual(broken.provenance.map(\.binding), [.invalid])
     }
 
-    /// Every C2PA fixture's store parses, wherever it lives (APP11, caBX, uuid box, C2PA chunk).
+    /// Every C2PA fixture's store parses, wherever it lives (APP11, caBX, uuid box, jumb box, C2PA chunk).
     func testEveryContainerIsRead() throws {
-        for name in ["signed.jpg", "signed.png", "signed.heic", "signed.mp4", "signed.webp"] {
+        for name in ["signed.jpg", "signed.png", "signed.heic", "signed.mp4", "signed.webp", "signed.jxl", "signed.avif"] {
             let data = try XCTUnwrap(FileManager.default.contents(atPath: Fixture.path("c2pa/\(name)")))
             let entry = try XCTUnwrap(FormatRegistry.detect(Array(data.prefix(Magic.headLength))), name)
             let scan = try XCTUnwrap(entry.handler).scan(MemoryByteSource(Array(data)), options: ScanOptions())
