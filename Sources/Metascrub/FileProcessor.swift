@@ -293,6 +293,12 @@ public struct FileProcessor: Sendable {
         report.findings = findings.forReport(showValues: options.showValues)
         report.notes += scan.notes
         let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
+        // A signed manifest refused under `provenance: fail`: the report says what would have broken it.
+        for finding in forbidden where finding.rule.hasPrefix("provenance fail: ") {
+            report.notes.append(Note(.error, code: "provenance-refused",
+                                     "C2PA manifest not broken (provenance: fail): \(finding.rule.dropFirst("provenance fail: ".count))",
+                                     offset: finding.item.offset))
+        }
         if !forbidden.isEmpty {
             throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
         }

@@ -107,9 +107,13 @@ final class ContentCredentialsTests: XCTestCase {
         try Harness.requireBinary()
         let policy = try policy("keep-signed", "provenance: fail\n")
         let out = tmp + "/out.jpg"
-        let r = Harness.metascrub(["clean", Harness.fixture("c2pa/signed-exif-gps.jpg"), "--policy", policy, "--output", out])
+        let r = Harness.metascrub(["clean", Harness.fixture("c2pa/signed-exif-gps.jpg"), "--policy", policy, "--output", out,
+                                   "--json"])
         XCTAssertEqual(r.status, 3, r.out + r.stderr)
         XCTAssertFalse(Harness.exists(out))
+        let notes = fileReport(r)["notes"] as? [[String: Any]] ?? []
+        let refused = notes.first { $0["code"] as? String == "provenance-refused" }
+        XCTAssertTrue((refused?["message"] as? String ?? "").contains("its signature covers bytes this clean changes"), "\(notes)")
         // The same policy keeps a manifest it need not break.
         let plain = Harness.metascrub(["clean", Harness.fixture("c2pa/signed-plain.jpg"), "--policy", policy, "--output", out])
         XCTAssertEqual(plain.status, 0, plain.out + plain.stderr)
