@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #define _GNU_SOURCE
 #include "csandbox.h"
+#include "sandbox_parts.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <dirent.h>
@@ -27,31 +27,6 @@ static int limit(int resource, long long value, long long hard_extra) {
         if (rl.rlim_cur > rl.rlim_max) rl.rlim_cur = rl.rlim_max;
     }
     return setrlimit(resource, &rl) == 0 ? 0 : -errno;
-}
-
-/// System calls a worker never makes; each fails with EPERM instead of killing the process, so a library that
-/// probes (FFmpeg's network protocols, say) gets an error it already handles.
-static const int denied[] = {
-    SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4),
-    SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
-    SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot), SCMP_SYS(unshare), SCMP_SYS(setns),
-    SCMP_SYS(kexec_load), SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(bpf),
-    SCMP_SYS(perf_event_open), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(userfaultfd),
-    SCMP_SYS(reboot), SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(personality),
-};
-
-static int install_seccomp(void) {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (!ctx) return -ENOMEM;
-    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-    // Only local (AF_UNIX) sockets: no network whatever the namespace.
-    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
-    for (size_t i = 0; rc == 0 && i < sizeof denied / sizeof denied[0]; i++) {
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), denied[i], 0);
-    }
-    if (rc == 0) rc = seccomp_load(ctx);
-    seccomp_release(ctx);
-    return rc;
 }
 
 /// Sockets the parent let through exec (a server's listening socket or a client's connection, when its library
@@ -82,17 +57,37 @@ int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits) {
     if ((rc = close_inherited_sockets()) < 0) return rc;
     struct rlimit no_core = { 0, 0 };
     if (setrlimit(RLIMIT_CORE, &no_core) != 0) return -errno;
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     // CPU: SIGXCPU at the soft limit, SIGKILL a second later.
     if ((rc = limit(RLIMIT_CPU, limits->cpu_seconds, 1)) != 0) return rc;
     if ((rc = limit(RLIMIT_AS, limits->address_space_bytes, 0)) != 0) return rc;
     if ((rc = limit(RLIMIT_FSIZE, limits->file_size_bytes, 0)) != 0) return rc;
+    if ((rc = limit(RLIMIT_NOFILE, limits->open_files, 0)) != 0) return rc;
     applied |= METASCRUB_SANDBOX_RLIMITS;
     // An empty network namespace needs CAP_SYS_ADMIN (root, or a container that grants it); seccomp below refuses
-    // network sockets either way.
+    // sockets either way.
     if (unshare(CLONE_NEWNET) == 0) applied |= METASCRUB_SANDBOX_NETNS;
+    if (limits->uid >= 0) {
+        if ((rc = metascrub_drop_user(limits->uid, limits->gid)) != 0) return rc;
+        applied |= METASCRUB_SANDBOX_USER;
+    }
+    // Counted against the real uid, whose other processes (the server, other workers) count too: a few more
+    // threads than it has now, never a process (seccomp refuses those anyway).
+    if (limits->extra_tasks > 0) {
+        long long tasks = metascrub_tasks_of_user(getuid());
+        if (tasks < 0) return (int)tasks;
+        if ((rc = limit(RLIMIT_NPROC, tasks + limits->extra_tasks, 0)) != 0) return rc;
+    }
+    // Not dumpable again after the uid change (which resets it): /proc/<worker>/mem stays closed to others.
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (limits->landlock) {
+        // Landlock confines the calling thread and what it starts later: another thread would stay free.
+        if (metascrub_threads_of_self() != 1) return -EBUSY;
+        if ((rc = metascrub_landlock(limits->readable, limits->writable)) != 0) return rc;
+        applied |= METASCRUB_SANDBOX_LANDLOCK;
+    }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) applied |= METASCRUB_SANDBOX_NO_NEW_PRIVS;
-    if (install_seccomp() == 0) applied |= METASCRUB_SANDBOX_SECCOMP;
+    if ((rc = metascrub_seccomp_allowlist()) != 0) return rc < 0 ? rc : -EINVAL;
+    applied |= METASCRUB_SANDBOX_SECCOMP;
     return applied;
 }
 
@@ -144,3 +139,7 @@ int metascrub_wait_exit(pid_t pid, int *exited, int *code) {
 void metascrub_reap(pid_t pid) {
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
+
+int metascrub_sandbox_landlock_abi(void) { return metascrub_landlock_abi(); }
+
+int metascrub_make_undumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : errno; }

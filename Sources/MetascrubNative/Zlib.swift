@@ -66,6 +66,39 @@ public enum Zlib {
         }
     }
 
+    /// Where one zlib stream split into pieces (PNG's IDAT chunks) ends: the number of input bytes up to and
+    /// including its checksum, nil when it does not end within them. Each piece is asked for as needed; what is
+    /// inflated is thrown away, so memory stays a window whatever the image.
+    public static func streamLength(_ nextPiece: () throws -> [UInt8]?) throws -> Int? {
+        var stream = z_stream()
+        guard czlib_inflate_init(&stream) == Z_OK else { throw ZlibError.corrupt("inflateInit failed") }
+        defer { inflateEnd(&stream) }
+        var window = [UInt8](repeating: 0, count: 64 * 1024)
+        var fed = 0
+        while let piece = try nextPiece() {
+            fed += piece.count
+            let end = try piece.withUnsafeBufferPointer { inBuffer -> Int? in
+                stream.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
+                stream.avail_in = uInt(inBuffer.count)
+                while true {
+                    let status = window.withUnsafeMutableBufferPointer { out -> Int32 in
+                        stream.next_out = out.baseAddress
+                        stream.avail_out = uInt(out.count)
+                        return CZlib.inflate(&stream, Z_NO_FLUSH)
+                    }
+                    switch status {
+                    case Z_STREAM_END: return fed - Int(stream.avail_in)
+                    case Z_OK: if stream.avail_in == 0 && stream.avail_out > 0 { return nil }
+                    case Z_BUF_ERROR: if stream.avail_in == 0 { return nil }
+                    default: throw ZlibError.corrupt(stream.msg.map { String(cString: $0) } ?? "error \(status)")
+                    }
+                }
+            }
+            if let end { return end }
+        }
+        return nil
+    }
+
     /// A zlib stream of `input` at `level` (0–9). Deterministic for the same zlib version and level.
     public static func deflate(_ input: [UInt8], level: Int32 = 9) throws -> [UInt8] {
         var stream = z_stream()

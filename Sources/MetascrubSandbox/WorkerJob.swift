@@ -14,6 +14,8 @@ public struct WorkerJob: Sendable {
     /// clean: where the verified copy is written.
     public var output: String?
     public var report: String
+    /// Where the `WorkerSummary` goes (server workers); nil: only the report is written.
+    public var summary: String?
     /// A shipped policy name or a policy file (the server's operator chose it, never the client).
     public var policy: String
     public var refuseDamaged: Bool
@@ -22,12 +24,13 @@ public struct WorkerJob: Sendable {
     public var digests: Bool
     public var limits: SandboxLimits?
 
-    public init(mode: Mode, input: String, output: String?, report: String, policy: String,
+    public init(mode: Mode, input: String, output: String?, report: String, summary: String? = nil, policy: String,
                 refuseDamaged: Bool = false, digests: Bool = true, limits: SandboxLimits?) {
         self.mode = mode
         self.input = input
         self.output = output
         self.report = report
+        self.summary = summary
         self.policy = policy
         self.refuseDamaged = refuseDamaged
         self.digests = digests
@@ -38,6 +41,22 @@ public struct WorkerJob: Sendable {
     /// (to kill it, to fill the queue, to drain it). Never set in production.
     public static let stallVariable = "METASCRUB_WORKER_STALL_MS"
 
+    /// Test hook, read by the worker only: `no-output` removes the cleaned file after the report is written and
+    /// still exits 0, the fault the server must never answer with the upload. Never set in production.
+    public static let faultVariable = "METASCRUB_WORKER_TEST_FAULT"
+
+    /// The limits with Landlock's paths for this job: the system's libraries and the input to read; the job's
+    /// folder (where the output and the report go) to write in.
+    func confined(_ limits: SandboxLimits) -> SandboxLimits {
+        var limits = limits
+        let files = [report, output, summary].compactMap { $0 }
+        let folders = Set(files.map { ($0 as NSString).deletingLastPathComponent })
+            .map { $0.isEmpty ? "." : $0 }
+        limits.readable = SandboxLimits.systemReadable + [input]
+        limits.writable = folders.sorted()
+        return limits
+    }
+
     /// 0 when the report was written (whatever the file's status), 2 for a usage error, 3 otherwise.
     public func run() -> Int32 {
         do {
@@ -45,7 +64,7 @@ public struct WorkerJob: Sendable {
             var options = ProcessingOptions(policy: try RunSetup.policy(policy))
             options.digests = digests
             if refuseDamaged { options.policy.damaged = .refuse }
-            if let limits { _ = try Sandbox.enter(limits) }
+            if let limits { _ = try Sandbox.enter(confined(limits)) }
             if let stall = ProcessInfo.processInfo.environment[Self.stallVariable].flatMap(Int.init), stall > 0 {
                 usleep(UInt32(min(stall, 600_000)) * 1000)
             }
@@ -59,10 +78,22 @@ public struct WorkerJob: Sendable {
             case .scan:
                 fileReport = processor.scan(file)
             }
-            let report = Engine(options: options, jobs: 1).makeReport(mode == .clean ? .clean : .scan, [fileReport])
+            let full = Engine(options: options, jobs: 1).makeReport(mode == .clean ? .clean : .scan, [fileReport])
+            // Written as the server's client reads it, so the server streams it and never holds or rewrites it.
+            let folder = (self.report as NSString).deletingLastPathComponent
+            let report = summary == nil ? full : full.forClient(input: input, output: output, folder: folder)
             let text = try JSONReportRenderer().render(report)
             guard FileManager.default.createFile(atPath: self.report, contents: Data(text.utf8)) else {
                 throw MetascrubError.io(operation: "write", path: self.report, errno: errno)
+            }
+            if let summary {
+                let data = (try? JSONEncoder().encode(WorkerSummary(report))) ?? Data()
+                guard FileManager.default.createFile(atPath: summary, contents: data) else {
+                    throw MetascrubError.io(operation: "write", path: summary, errno: errno)
+                }
+            }
+            if ProcessInfo.processInfo.environment[Self.faultVariable] == "no-output", let output {
+                unlink(output)
             }
             return 0
         } catch let error as MetascrubError {

@@ -14,21 +14,28 @@ enum CleanResponse {
 
     static func summaryHeaders(_ result: WorkerResult) -> HTTPFields {
         var headers = HTTPFields()
-        headers[status] = result.file.status.rawValue
-        headers[removed] = result.removedSummary
-        if let value = result.file.method { headers[method] = value.rawValue }
-        if let value = result.file.format { headers[format] = value }
-        headers[policy] = result.report.policy.name
+        headers[status] = result.summary.status.rawValue
+        headers[removed] = result.summary.removed
+        if let value = result.summary.method { headers[method] = value.rawValue }
+        if let value = result.summary.format { headers[format] = value }
+        headers[policy] = result.summary.policy
         return headers
     }
 
+    /// The report, streamed from the worker's file.
     static func report(_ result: WorkerResult, status: HTTPResponse.Status) -> Response {
         var headers = summaryHeaders(result)
         headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: result.json)))
+        headers[.contentLength] = String(result.report.size)
+        let report = result.report
+        let body = ResponseBody(contentLength: Int(report.size)) { writer in
+            try await report.stream(to: &writer)
+            try await writer.finish(nil)
+        }
+        return Response(status: status, headers: headers, body: body)
     }
 
-    /// 200 with the cleaned bytes; with `multipart`, the report first and the bytes second.
+    /// 200 with the cleaned bytes; with `multipart`, the report first and the bytes second, both streamed.
     static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?, multipart: Bool) -> Response {
         var headers = summaryHeaders(result)
         let type = contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
@@ -41,14 +48,17 @@ enum CleanResponse {
             })
         }
         let boundary = "metascrub-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let head = Data("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8) + result.json
-            + Data("\r\n--\(boundary)\r\nContent-Type: \(type)\r\nContent-Length: \(file.size)\r\n\r\n".utf8)
+        let head = Data("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8)
+        let middle = Data("\r\n--\(boundary)\r\nContent-Type: \(type)\r\nContent-Length: \(file.size)\r\n\r\n".utf8)
         let tail = Data("\r\n--\(boundary)--\r\n".utf8)
         headers[.contentType] = "multipart/mixed; boundary=\(boundary)"
-        let length = head.count + Int(file.size) + tail.count
+        let report = result.report
+        let length = head.count + Int(report.size) + middle.count + Int(file.size) + tail.count
         headers[.contentLength] = String(length)
         return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: length) { writer in
             try await writer.write(ByteBuffer(bytes: head))
+            try await report.stream(to: &writer)
+            try await writer.write(ByteBuffer(bytes: middle))
             try await file.stream(to: &writer)
             try await writer.write(ByteBuffer(bytes: tail))
             try await writer.finish(nil)

@@ -33,40 +33,38 @@ extension ServeState {
         if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > config.maxBytes {
             throw ServeError.tooLarge(config.maxBytes)
         }
-        let (result, job) = try await admission.whileAdmitted { () async throws -> (WorkerResult, SpoolJob) in
-            let job = try spool.makeJob()
-            let size = try await job.receive(request.body, limit: config.maxBytes)
-            metrics.received(size)
-            let started = ContinuousClock.now
-            // The clean endpoint's headers need no digests; a report the client reads shows them.
-            let digests = endpoint != .clean || request.uri.queryParameters["report"] == "json"
-            let arguments = launcher.arguments(endpoint.workerMode, job, policy: policy, inputBytes: size, digests: digests)
-            let outcome = try await admission.withWorker { () async -> WorkerOutcome in
-                let snapshot = admission.snapshot
-                metrics.gauges(admitted: snapshot.admitted, running: snapshot.running)
-                return await launcher.run(arguments, timeout: .seconds(config.timeoutSeconds))
-            }
-            metrics.worker(outcome)
-            metrics.processed(in: ContinuousClock.now - started)
-            if case .signalled(let signal) = outcome { logger.warning("worker killed by signal \(signal)") }
-            return (try WorkerResult.read(outcome, job: job, timeoutSeconds: config.timeoutSeconds), job)
+        // Refused before a byte is read when verified work is already queued to the limit.
+        guard !admission.workQueueFull else { throw ServeError.full }
+        let job = try spool.makeJob()
+        let pace = UploadPace(bytesPerSecond: config.minUploadRate, grace: .seconds(config.uploadGraceSeconds))
+        let size = try await admission.whileUploading {
+            try await job.receive(request.body, limit: config.maxBytes, pace: pace)
         }
+        metrics.received(size)
+        let started = ContinuousClock.now
+        // The clean endpoint's headers need no digests; a report the client reads shows them.
+        let digests = endpoint != .clean || request.uri.queryParameters["report"] == "json"
+        let arguments = launcher.arguments(endpoint.workerMode, job, policy: policy, inputBytes: size, digests: digests)
+        let outcome = try await admission.withWorker { () async -> WorkerOutcome in
+            await launcher.run(arguments, timeout: .seconds(config.timeoutSeconds))
+        }
+        metrics.worker(outcome)
+        metrics.processed(in: ContinuousClock.now - started)
+        if case .signalled(let signal) = outcome { logger.warning("worker killed by signal \(signal)") }
+        let result = try WorkerResult.read(outcome, job: job, timeoutSeconds: config.timeoutSeconds)
         switch endpoint {
         case .clean:
             if let refusal = result.refusal { throw refusal }
-            // A clean file is written as an unchanged copy; the input is the same bytes if it was not.
-            guard let file = OpenFile(job.output) ?? OpenFile(job.input) else {
-                throw ServeError(status: .internalServerError, code: "io", message: "the cleaned file is missing")
-            }
+            let file = try VerifiedOutput.open(result, job: job)
             metrics.returned(file.size)
             let asMultipart = request.uri.queryParameters["report"] == "json"
             return CleanResponse.make(result, file, contentType: request.headers[.contentType], multipart: asMultipart)
         case .scan:
-            let status: HTTPResponse.Status = result.file.status == .error ? .unprocessableContent : .ok
+            let status: HTTPResponse.Status = result.summary.status == .error ? .unprocessableContent : .ok
             return CleanResponse.report(result, status: status)
         case .check:
             if let refusal = result.refusal { throw refusal }
-            return CleanResponse.report(result, status: result.file.status == .clean ? .ok : .unprocessableContent)
+            return CleanResponse.report(result, status: result.summary.status == .clean ? .ok : .unprocessableContent)
         }
     }
 }

@@ -20,7 +20,8 @@ import Yams
 ///   spool: /var/spool/metascrub
 /// ```
 public enum ServeConfigFile {
-    static let keys = ["listen", "metrics", "max-bytes", "workers", "queue", "timeout", "token-file", "spool"]
+    static let keys = ["listen", "metrics", "max-bytes", "workers", "queue", "timeout", "token-file", "spool",
+                       "upload-slots", "min-upload-rate", "upload-grace", "drain-grace"]
 
     /// Applies the section of the config at `path` to `base`; a config without a `serve:` section changes nothing.
     public static func apply(path: String, to base: ServeConfiguration) throws(MetascrubError) -> ServeConfiguration {
@@ -53,9 +54,21 @@ public enum ServeConfigFile {
             case "max-bytes":
                 guard let bytes = ServeConfiguration.parseBytes(string) else { throw fail(path, value, key, "must be a size such as 512M") }
                 config.maxBytes = bytes
-            case "workers", "queue", "timeout":
+            case "workers", "queue", "timeout", "upload-slots", "upload-grace", "drain-grace":
                 guard let number = value.int, number >= 0 else { throw fail(path, value, key, "must be a whole number") }
-                if key == "workers" { config.workers = number } else if key == "queue" { config.queue = number } else { config.timeoutSeconds = number }
+                switch key {
+                case "workers": config.workers = number
+                case "queue": config.queue = number
+                case "upload-slots": config.uploadSlots = number
+                case "upload-grace": config.uploadGraceSeconds = number
+                case "drain-grace": config.drainGraceSeconds = number
+                default: config.timeoutSeconds = number
+                }
+            case "min-upload-rate":
+                guard let rate = ServeConfiguration.parseBytes(string) else {
+                    throw fail(path, value, key, "must be a size such as 16K")
+                }
+                config.minUploadRate = rate
             case "token-file":
                 config.token = try ServeConfiguration.readToken(string.hasPrefix("/") ? string : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(string))
             default:

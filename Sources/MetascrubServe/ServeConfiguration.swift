@@ -38,6 +38,15 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var workers = Engine.defaultJobs
     /// Requests admitted beyond the running workers (uploading or waiting); past that, 429.
     public var queue = 16
+    /// Bodies spooled at once (nil: four times `workers + queue`, at least 64). Separate from the worker slots, so
+    /// clients that upload slowly cannot keep others from being served.
+    public var uploadSlots: Int?
+    /// Bytes per second an upload must keep up on average once `uploadGraceSeconds` have passed; slower: 408.
+    public var minUploadRate: Int64 = 16 << 10
+    public var uploadGraceSeconds = 10
+    /// After SIGTERM: seconds /readyz answers 503 while the listener still accepts (load balancers notice), before
+    /// it closes and requests in flight are finished.
+    public var drainGraceSeconds = 5
     /// Per request, from admission to the worker's exit.
     public var timeoutSeconds = 120
     /// Bearer token for /v1/*; nil: no authentication (bind to loopback or put a proxy in front).
@@ -63,9 +72,15 @@ public struct ServeConfiguration: Sendable, Equatable {
         guard queue >= 0 else { throw .usage("--queue must be 0 or more") }
         guard maxBytes >= 1 else { throw .usage("--max-bytes must be at least 1") }
         guard timeoutSeconds >= 1 else { throw .usage("--timeout must be at least 1 second") }
+        guard (uploadSlots ?? 1) >= 1 else { throw .usage("--upload-slots must be at least 1") }
+        guard minUploadRate >= 0, uploadGraceSeconds >= 0, drainGraceSeconds >= 0 else {
+            throw .usage("--min-upload-rate, --upload-grace and --drain-grace must be 0 or more")
+        }
         _ = try RunSetup.policy(policy)
         return self
     }
+
+    public var effectiveUploadSlots: Int { uploadSlots ?? max(64, 4 * (workers + queue)) }
 
     /// Reads a bearer token file: its first line, without surrounding white space.
     public static func readToken(_ path: String) throws(MetascrubError) -> String {

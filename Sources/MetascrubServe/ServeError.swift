@@ -14,6 +14,9 @@ struct ServeError: Error, Sendable {
 
     static let full = ServeError(status: .tooManyRequests, code: "busy", message: "all workers and queue slots are in use; retry later", retryAfter: 1)
 
+    static let slowUpload = ServeError(status: .requestTimeout, code: "slow-upload",
+                                       message: "the body arrived more slowly than the server's minimum upload rate")
+
     static func tooLarge(_ limit: Int64) -> ServeError {
         ServeError(status: .contentTooLarge, code: "too-large", message: "the body is larger than the server's limit of \(limit) bytes")
     }
@@ -30,7 +33,8 @@ struct ServeError: Error, Sendable {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
-        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        // Every server-side failure may be retried; the client learns when.
+        if let retry = retryAfter ?? (status == .serviceUnavailable ? 1 : nil) { headers[.retryAfter] = String(retry) }
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"metascrub\"" }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data + Data("\n".utf8))))
     }

@@ -40,10 +40,17 @@ final class ServeMetrics: Sendable {
                              help: "Worker processes run, by how they ended.").increment()
     }
 
-    func gauges(admitted: Int, running: Int) {
-        registry.makeGauge(name: "metascrub_requests_admitted", help: "Requests admitted (uploading, queued or running).").set(Double(admitted))
-        registry.makeGauge(name: "metascrub_workers_running", help: "Worker processes running now.").set(Double(running))
+    /// The gauges, read from the admission state when scraped: never left at a stale value while idle.
+    private func gauges(_ now: Admission.Snapshot) {
+        registry.makeGauge(name: "metascrub_requests_admitted", help: "Requests admitted (uploading, queued or running).")
+            .set(Double(now.uploading + now.queued + now.running))
+        registry.makeGauge(name: "metascrub_uploads_in_progress", help: "Bodies being spooled now.").set(Double(now.uploading))
+        registry.makeGauge(name: "metascrub_requests_queued", help: "Spooled files waiting for a worker.").set(Double(now.queued))
+        registry.makeGauge(name: "metascrub_workers_running", help: "Worker processes running now.").set(Double(now.running))
     }
 
-    func text() -> [UInt8] { registry.emitToBuffer() }
+    func text(_ now: Admission.Snapshot) -> [UInt8] {
+        gauges(now)
+        return registry.emitToBuffer()
+    }
 }

@@ -28,12 +28,13 @@ enum ServeRoutes {
         return router
     }
 
-    static func metricsRouter(_ metrics: ServeMetrics) -> Router<BasicRequestContext> {
+    static func metricsRouter(_ state: ServeState) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.text())))
+            let text = state.metrics.text(state.admission.snapshot)
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
         }
         return router
     }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import CSandbox
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -13,7 +14,10 @@ public enum ServeServer {
     public static func run(_ config: ServeConfiguration) async throws {
         var logger = Logger(label: "metascrub.serve")
         logger.logLevel = .notice
-        let spool = try SpoolDirectory(parent: config.spoolParent)
+        // Before any worker exists: a worker running as the same uid must not read or write this process's memory.
+        let undumpable = metascrub_make_undumpable()
+        guard undumpable == 0 else { throw MetascrubError.io(operation: "prctl", path: "-", errno: undumpable) }
+        let spool = try SpoolDirectory(parent: config.spoolParent, workerOwner: ServeState.workerUser)
         defer { spool.remove() }
         let state = ServeState(config: config, spool: spool, logger: logger)
         // A connection that sends nothing for longer than a worker may take is closed (slow or stalled uploads).
@@ -33,7 +37,7 @@ public enum ServeServer {
         var services = [ServiceGroupConfiguration.ServiceConfiguration(service: app, successTerminationBehavior: .gracefullyShutdownGroup)]
         if let address = config.metrics {
             let metricsApp = Application(
-                router: ServeRoutes.metricsRouter(state.metrics),
+                router: ServeRoutes.metricsRouter(state),
                 configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: "metascrub-metrics"),
                 logger: logger)
             services.append(.init(service: metricsApp, successTerminationBehavior: .ignore))
@@ -41,7 +45,7 @@ public enum ServeServer {
         // Last in the list, so the first told of a graceful shutdown: readiness goes false before anything stops.
         services.append(.init(service: DrainService(state: state), successTerminationBehavior: .ignore))
         var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        group.maximumGracefulShutdownDuration = .seconds(config.timeoutSeconds + 30)
+        group.maximumGracefulShutdownDuration = .seconds(config.drainGraceSeconds + config.timeoutSeconds + 30)
         try await ServiceGroup(configuration: group).run()
     }
 }
@@ -50,8 +54,12 @@ public enum ServeServer {
 struct DrainService: Service {
     let state: ServeState
 
+    /// Services shut down one at a time, last first: this one holds the listener open for the drain grace, with
+    /// /readyz already 503, so load balancers stop sending before connections are refused.
     func run() async throws {
         try? await gracefulShutdown()
         state.ready = false
+        state.logger.notice("draining: /readyz is 503; the listener closes in \(state.config.drainGraceSeconds) s")
+        try? await Task.sleep(for: .seconds(state.config.drainGraceSeconds))
     }
 }

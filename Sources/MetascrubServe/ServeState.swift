@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import Logging
 import MetascrubCore
 import Synchronization
@@ -18,10 +19,14 @@ final class ServeState: Sendable {
         self.config = config
         self.spool = spool
         self.logger = logger
-        admission = Admission(workers: config.workers, queue: config.queue)
+        admission = Admission(workers: config.workers, queue: config.queue, uploads: config.effectiveUploadSlots)
         launcher = WorkerLauncher(executable: config.workerExecutable, sandbox: config.sandbox,
-                                  cpuSeconds: config.timeoutSeconds, refuseDamaged: config.refuseDamaged)
+                                  cpuSeconds: config.timeoutSeconds, refuseDamaged: config.refuseDamaged,
+                                  workerUser: config.sandbox ? Self.workerUser : nil)
     }
+
+    /// nobody, when the server runs as root: workers then never share the server's uid or its capabilities.
+    static var workerUser: (uid: UInt32, gid: UInt32)? { geteuid() == 0 ? (65534, 65534) : nil }
 
     var ready: Bool {
         get { readyFlag.load(ordering: .acquiring) }

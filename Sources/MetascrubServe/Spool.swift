@@ -12,21 +12,31 @@ import Glibc
 /// server is removed by the next one that starts (its PID is in the name).
 final class SpoolDirectory: Sendable {
     let path: String
+    /// Who owns the job folders (the workers' uid and gid), when that is not the server.
+    let workerOwner: (uid: UInt32, gid: UInt32)?
     static let prefix = "metascrub-serve-"
 
-    init(parent: String) throws(MetascrubError) {
+    init(parent: String, workerOwner: (uid: UInt32, gid: UInt32)? = nil) throws(MetascrubError) {
         Self.sweepDeadServers(in: parent)
         var template = Array("\(parent)/\(Self.prefix)\(getpid())-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw .io(operation: "mkdtemp", path: parent, errno: errno) }
         path = String(cString: made)
+        self.workerOwner = workerOwner
+        // Workers of another uid must pass through to their own folder, never list this one.
+        if workerOwner != nil, chmod(path, 0o711) != 0 { throw .io(operation: "chmod", path: path, errno: errno) }
     }
 
+    /// A job folder (0700), owned by the workers' uid when they have one of their own.
     func makeJob() throws(ServeError) -> SpoolJob {
         var template = Array("\(path)/job-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
             throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot create a spool folder (errno \(errno))")
         }
-        return SpoolJob(directory: String(cString: made))
+        let job = SpoolJob(directory: String(cString: made), owner: workerOwner)
+        if let owner = workerOwner, chown(job.directory, owner.uid, owner.gid) != 0 {
+            throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot hand a spool folder to the worker (errno \(errno))")
+        }
+        return job
     }
 
     func remove() { Self.removeTree(path) }
@@ -47,24 +57,37 @@ final class SpoolDirectory: Sendable {
 /// timeout or a worker killed mid-file.
 final class SpoolJob: Sendable {
     let directory: String
+    let owner: (uid: UInt32, gid: UInt32)?
     var input: String { directory + "/input" }
     var output: String { directory + "/output" }
     var report: String { directory + "/report.json" }
+    var summary: String { directory + "/summary.json" }
 
-    init(directory: String) { self.directory = directory }
+    init(directory: String, owner: (uid: UInt32, gid: UInt32)? = nil) {
+        self.directory = directory
+        self.owner = owner
+    }
 
     deinit { SpoolDirectory.removeTree(directory) }
 
     /// Writes the request body to `input` as it arrives, refusing it (413) once it passes `limit`: a body is
     /// never held in memory, and an oversized one is never written beyond the limit.
-    func receive(_ body: RequestBody, limit: Int64) async throws -> Int64 {
+    func receive(_ body: RequestBody, limit: Int64, pace: UploadPace) async throws -> Int64 {
+        try await pace.enforce { [self] received in try await receive(body, limit: limit, progress: received) }
+    }
+
+    private func receive(_ body: RequestBody, limit: Int64, progress: UploadProgress) async throws -> Int64 {
         let fd = open(input, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot create the spool file (errno \(errno))") }
         defer { close(fd) }
+        if let owner, fchown(fd, owner.uid, owner.gid) != 0 {
+            throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot hand the spool file to the worker (errno \(errno))")
+        }
         var total: Int64 = 0
         for try await buffer in body {
             total += Int64(buffer.readableBytes)
             if total > limit { throw ServeError.tooLarge(limit) }
+            progress.bytes.store(total, ordering: .relaxed)
             try buffer.withUnsafeReadableBytes { raw in
                 var offset = 0
                 while offset < raw.count {
@@ -87,11 +110,13 @@ final class OpenFile: Sendable {
     let fd: Int32
     let size: Int64
 
-    init?(_ path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// Opens `path` only when it is a regular file and not a symbolic link: a worker owns its job folder and
+    /// must not be able to point the server at another file (a token, another job's output).
+    init?(regularFile path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         var st = stat()
-        guard fstat(fd, &st) == 0 else {
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
             close(fd)
             return nil
         }
@@ -100,6 +125,28 @@ final class OpenFile: Sendable {
     }
 
     deinit { close(fd) }
+
+    /// The whole file (callers check `size` first: only small files are read into memory).
+    func read() -> Data? {
+        var data = Data(count: Int(size))
+        let n = data.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return n == Int(size) ? data : nil
+    }
+
+    /// Lower-case hex SHA-256 of the whole file, read with pread (the descriptor's offset is not used).
+    func sha256() -> String? {
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        var offset: Int64 = 0
+        while offset < size {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            hasher.update(buffer[0..<n])
+            offset += Int64(n)
+        }
+        return SHA256.hexString(hasher.finalize())
+    }
 
     /// Writes the whole file to `writer` in 256 KiB chunks.
     func stream(to writer: inout any ResponseBodyWriter) async throws {

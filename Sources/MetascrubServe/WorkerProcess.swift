@@ -24,9 +24,12 @@ struct WorkerLauncher: Sendable {
     var sandbox: Bool
     var cpuSeconds: Int
     var refuseDamaged: Bool
+    /// Who workers run as when the server is root (nobody): never the server's own uid, never with capabilities.
+    var workerUser: (uid: UInt32, gid: UInt32)?
 
     func arguments(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64, digests: Bool) -> [String] {
-        var args = ["worker", "--mode", mode.rawValue, "--input", job.input, "--report", job.report, "--policy", policy]
+        var args = ["worker", "--mode", mode.rawValue, "--input", job.input, "--report", job.report,
+                    "--summary", job.summary, "--policy", policy]
         if digests { args.append("--digests") }
         if mode == .clean { args += ["--output", job.output] }
         if refuseDamaged { args.append("--refuse-damaged") }
@@ -34,7 +37,10 @@ struct WorkerLauncher: Sendable {
             let limits = SandboxLimits.forFile(ofSize: inputBytes, cpuSeconds: cpuSeconds)
             args += ["--cpu-seconds", String(limits.cpuSeconds ?? 0),
                      "--address-space", String(limits.addressSpaceBytes ?? 0),
-                     "--file-size", String(limits.fileSizeBytes ?? 0)]
+                     "--file-size", String(limits.fileSizeBytes ?? 0),
+                     "--open-files", String(limits.openFiles ?? 0),
+                     "--extra-tasks", String(limits.extraTasks ?? 0)]
+            if let user = workerUser { args += ["--uid", String(user.uid), "--gid", String(user.gid)] }
         } else {
             args.append("--no-sandbox")
         }

@@ -9,11 +9,13 @@ import MetascrubSandbox
 /// and prints the outcome as JSON, so tests and operators can see what this kernel and container allow.
 enum SandboxProbe {
     static func run(_ limits: SandboxLimits) throws(MetascrubError) -> String {
+        let landlockABI = Sandbox.landlockABI // asked before the allow-list refuses the call
         let state = try Sandbox.enter(limits)
         let inet = metascrub_sandbox_probe_inet()
         let exec = metascrub_sandbox_probe_exec()
         let object: [String: Any] = [
             "applied": state.description,
+            "landlock_abi": landlockABI,
             "network_namespace": state.networkNamespace,
             "seccomp": state.seccomp,
             "inet_socket": inet == 0 ? "allowed" : "refused (\(String(cString: strerror(inet))))",

@@ -37,6 +37,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Requests admitted beyond the running workers; past that 429 with Retry-After (default 16).", valueName: "n"))
     var queue: Int?
 
+    @Option(name: .long, help: ArgumentHelp("Uploads spooled at once, apart from the worker slots (default 4 × (workers + queue), at least 64).", valueName: "n"))
+    var uploadSlots: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Average upload rate a client must keep after the grace period, or 408 (default 16K per second).", valueName: "size"))
+    var minUploadRate: String?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds before the minimum upload rate applies (default 10).", valueName: "seconds"))
+    var uploadGrace: Int?
+
+    @Option(name: .long, help: ArgumentHelp("On SIGTERM, seconds /readyz answers 503 before the listener closes (default 5).", valueName: "seconds"))
+    var drainGrace: Int?
+
     @Option(name: .long, help: ArgumentHelp("Seconds a worker may take per file (also its CPU-time limit; default 120).", valueName: "seconds"))
     var timeout: Int?
 
@@ -112,6 +124,13 @@ struct ServeCommand: AsyncParsableCommand {
             if let workers { settings.workers = workers }
             if let queue { settings.queue = queue }
             if let timeout { settings.timeoutSeconds = timeout }
+            if let uploadSlots { settings.uploadSlots = uploadSlots }
+            if let minUploadRate {
+                guard let rate = ServeConfiguration.parseBytes(minUploadRate) else { throw .usage("--min-upload-rate must be a size such as 16K") }
+                settings.minUploadRate = rate
+            }
+            if let uploadGrace { settings.uploadGraceSeconds = uploadGrace }
+            if let drainGrace { settings.drainGraceSeconds = drainGrace }
             if let tokenFile { settings.token = try ServeConfiguration.readToken(tokenFile) }
             if let spool { settings.spoolParent = spool }
             if refuseDamaged { settings.refuseDamaged = true }

@@ -14,18 +14,26 @@ struct WorkerCommand: ParsableCommand {
     @Option var input: String?
     @Option var output: String?
     @Option var report: String?
+    @Option var summary: String?
     @Option var policy: String?
     @Flag var refuseDamaged = false
     @Flag var digests = false
     @Option var cpuSeconds: Int?
     @Option var addressSpace: Int64?
     @Option var fileSize: Int64?
+    @Option var openFiles: Int?
+    @Option var extraTasks: Int?
+    /// Set by a server running as root: the worker becomes this uid and gid, without capabilities.
+    @Option var uid: UInt32?
+    @Option var gid: UInt32?
     @Flag var noSandbox = false
 
     func run() throws {
-        let limits = noSandbox ? nil : SandboxLimits(cpuSeconds: cpuSeconds, addressSpaceBytes: addressSpace, fileSizeBytes: fileSize)
+        let limits = noSandbox ? nil : SandboxLimits(
+            cpuSeconds: cpuSeconds, addressSpaceBytes: addressSpace, fileSizeBytes: fileSize, openFiles: openFiles,
+            extraTasks: extraTasks, user: uid.map { ($0, gid ?? $0) })
         guard let input, let report, let policy else { throw ValidationError("worker needs --input, --report and --policy") }
-        let job = WorkerJob(mode: mode, input: input, output: output, report: report, policy: policy,
+        let job = WorkerJob(mode: mode, input: input, output: output, report: report, summary: summary, policy: policy,
                             refuseDamaged: refuseDamaged, digests: digests, limits: limits)
         let status = job.run()
         if status != 0 { throw ExitCode(status) }

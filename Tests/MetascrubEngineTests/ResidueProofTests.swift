@@ -35,6 +35,32 @@ final class ResidueProofTests: XCTestCase {
         }
     }
 
+    /// A forgotten EXIF thumbnail is found by its scan data, now that its coding tables (every encoder's) are no
+    /// canary: on a thumbnail with the standard tables and on one coded by ImageMagick.
+    func testForgottenThumbnailIsFoundByItsScanData() async throws {
+        for fixture in ["structure/thumb-optimized-6.jpg", "jpeg/gps-full.jpg"] {
+            let report = try await refused(fixture, forgetting: "exif:ThumbnailImage")
+            XCTAssertTrue(report.error?.message.contains("exif:ThumbnailImage at byte") ?? false, "\(fixture): \(report.error?.message ?? "")")
+        }
+    }
+
+    /// An embedded JPEG's canaries are its segments' text and a stretch of its scan data: never the standard
+    /// Huffman tables, the frame or scan headers or an APPn identifier.
+    func testEmbeddedJPEGCanariesSkipCodingTables() throws {
+        let photo = try XCTUnwrap(FileManager.default.contents(atPath: EngineFixture.path("structure/thumb-optimized-6.jpg")))
+        let bytes = Array(photo)
+        // The IFD1 thumbnail: the second SOI in the file.
+        let second = try XCTUnwrap((3..<bytes.count - 2).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD8 && bytes[$0 + 2] == 0xFF })
+        let parts = try XCTUnwrap(JPEGCanarySource.parts(Array(bytes[second...])))
+        let standardAC = Array("%&'()*456789:CDEFGHIJSTUVWXYZcdefghijstuvwxyz".utf8)
+        XCTAssertTrue(CanaryExtractor.contains(Array(bytes[second...]), standardAC), "the thumbnail lost its standard tables")
+        XCTAssertFalse(CanaryExtractor.contains(parts.text, standardAC), "a Huffman table is a canary")
+        XCTAssertFalse(CanaryExtractor.contains(parts.text, Array("JFIF".utf8)), "an APPn identifier is a canary")
+        let entropy = try XCTUnwrap(parts.entropy, "no scan data window")
+        XCTAssertEqual(entropy.count, JPEGCanarySource.window)
+        XCTAssertNil(JPEGCanarySource.parts(Array("not a JPEG at all, only text".utf8)))
+    }
+
     /// Under --show-values the report may say what was found.
     func testShowValuesNamesTheValue() async throws {
         let report = try await refused("jpeg/gps-full.jpg", forgetting: "exif:Artist", showValues: true)

@@ -16,7 +16,7 @@ final class GIFTests: XCTestCase {
         }
     }
 
-    func testLoopingAndDrawnExtensionsAreKept() {
+    func testLoopingExtensionsAreKeptAndPlainTextIsContent() {
         let loop = ContainerChecks.assertStrictClean("gif/animated-loop.gif", in: dir).output
         let tags = Oracle.exiftool(loop)
         XCTAssertEqual(tags["GIF:FrameCount"] as? Int, 2)
@@ -24,13 +24,14 @@ final class GIFTests: XCTestCase {
         let ext = ContainerChecks.assertStrictClean("gif/extensions.gif", in: dir).output
         let bytes = [UInt8](FileManager.default.contents(atPath: ext)!)
         XCTAssertNotNil(bytes.firstRange(of: Array("ICCRGBG1012".utf8)), "ICC profile is rendering: kept under strict")
-        XCTAssertNotNil(bytes.firstRange(of: Array("visible text".utf8)), "plain-text extension is drawn: kept")
+        // Plain text is free text over the image (no viewer in use draws it): a content item, gone under strict.
+        XCTAssertNil(bytes.firstRange(of: Array("visible text".utf8)), "plain-text extension is content: removed under strict")
         XCTAssertNil(bytes.firstRange(of: Array("CANARYAP1.0".utf8)))
     }
 
     func testItemsByExtensionKind() {
         let keys = Run.scan(Fixture.path("gif/extensions.gif")).findings.map(\.item.key)
-        XCTAssertEqual(keys, ["icc:profile", "gif:app:CANARYAP1.0"])
+        XCTAssertEqual(keys, ["icc:profile", "gif:app:CANARYAP1.0", "gif:plainText"])
         XCTAssertEqual(Run.scan(Fixture.path("gif/comment.gif")).findings.map(\.item.key), ["gif:comment"])
         XCTAssertEqual(Run.scan(Fixture.path("gif/after-trailer.gif")).findings.map(\.item.key), ["gif:trailer"])
         XCTAssertTrue(Run.scan(Fixture.path("gif/xmp.gif")).findings.contains { $0.item.key == "xmp:dc:creator" })

@@ -13,7 +13,9 @@ final class NoSilentLeakTests: XCTestCase {
 
     static let fixtures = ["srt-telemetry.mkv", "ass-telemetry.mkv", "webvtt-telemetry.webm", "font-labelled-jpeg.mkv",
                            "mdat-unreferenced.mp4", "bwf-ixml.wav", "id3-hidden.mp3", "vorbis-position.flac", "text-position.png", "comment-position.jpg", "comment-position.mp4",
-                           "comment-position.wmv", "exif-text-position.jpg", "klv-telemetry.ts"]
+                           "comment-position.wmv", "exif-text-position.jpg", "klv-telemetry.ts",
+                           "utf16-positions.jpg", "licensor-address.jpg", "iptc-positions.jpg", "mkv-titles.mkv", "chapter-position.mp4",
+                           "itxt-translated.png"]
     /// The hidden position in its decimal text form (every fixture) and the canaries the manifest lists.
     static func hidden(_ name: String) -> [String] {
         Array(Set(ContainerChecks.canaries("leaks/" + name) + ["48.8583", "48.8584", "CANARY-WMV-COMMENT"]))

@@ -29,16 +29,29 @@ final class ServeProcess {
     var base: String { "http://127.0.0.1:\(port)" }
 
     /// `stallMs`: the worker test hook (METASCRUB_WORKER_STALL_MS), to keep a worker busy long enough to observe.
-    init(_ arguments: [String] = [], stallMs: Int? = nil, scratch: String) throws {
+    /// `user`: run the server as this uid and gid (through setpriv, without capabilities) instead of the test's.
+    init(_ arguments: [String] = [], stallMs: Int? = nil, environment extra: [String: String] = [:],
+         user: (uid: UInt32, gid: UInt32)? = nil, scratch: String) throws {
         port = try Self.freePort()
         spool = scratch + "/spool"
         log = scratch + "/server.log"
         try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: log, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["serve", "--no-config", "--listen", "127.0.0.1:\(port)", "--spool", spool] + arguments
+        // No drain grace unless a test asks for one: every test stops its server with SIGTERM.
+        let grace = arguments.contains("--drain-grace") ? [] : ["--drain-grace", "0"]
+        let serve = ["serve", "--no-config", "--listen", "127.0.0.1:\(port)", "--spool", spool] + grace + arguments
+        if let user {
+            _ = chown(spool, user.uid, user.gid)
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", "--inh-caps=-all",
+                                 "--bounding-set=-all", "--", Self.binary] + serve
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = serve
+        }
         var environment = ProcessInfo.processInfo.environment
         if let stallMs { environment["METASCRUB_WORKER_STALL_MS"] = String(stallMs) }
+        environment.merge(extra) { $1 }
         process.environment = environment
         let handle = FileHandle(forWritingAtPath: log)!
         process.standardOutput = handle

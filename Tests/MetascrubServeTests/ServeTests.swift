@@ -8,45 +8,7 @@ import Glibc
 
 /// `metascrub serve` end to end (issue 27): the real binary on a loopback port, real HTTP (curl), independent
 /// oracles (exiftool, djpeg, ffmpeg) on what comes back.
-final class ServeTests: XCTestCase {
-    var scratch: String!
-    var servers: [ServeProcess] = []
-
-    override func setUpWithError() throws {
-        scratch = NSTemporaryDirectory() + "metascrub-serve-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: ServeProcess.binary), "build metascrub first")
-        for tool in ["/usr/bin/curl", "/usr/bin/exiftool", "/usr/bin/djpeg", "/usr/bin/ffmpeg"] {
-            XCTAssertTrue(FileManager.default.isExecutableFile(atPath: tool), "oracle missing: \(tool) (scripts/install-deps)")
-        }
-    }
-
-    override func tearDown() {
-        for server in servers { server.stop() }
-        try? FileManager.default.removeItem(atPath: scratch)
-    }
-
-    func start(_ arguments: [String] = [], stallMs: Int? = nil) throws -> ServeProcess {
-        let directory = scratch + "/server-\(servers.count)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let server = try ServeProcess(arguments, stallMs: stallMs, scratch: directory)
-        servers.append(server)
-        return server
-    }
-
-    func write(_ data: Data, _ name: String) -> String {
-        let path = scratch + "/" + name
-        FileManager.default.createFile(atPath: path, contents: data)
-        return path
-    }
-
-    /// exiftool's tag names (group:tag) in a file.
-    func exifKeys(_ path: String) -> [String] {
-        let out = Curl.run(["-j", "-a", "-G1", "-ee", path], executable: "/usr/bin/exiftool")
-        guard let json = try? JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [[String: Any]] else { return [] }
-        return json.first.map { Array($0.keys) } ?? []
-    }
-
+final class ServeTests: ServeTestCase {
     // MARK: cleaning
 
     func testCleanJPEGRemovesGPSAndKeepsPixels() throws {
@@ -202,7 +164,8 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(open, [], "the worker kept the server's sockets")
         XCTAssertEqual(kill(worker, SIGKILL), 0)
         let result = doomed.finish()
-        XCTAssertEqual(result.status, 422, result.bodyText)
+        XCTAssertEqual(result.status, 503, result.bodyText)
+        XCTAssertNotNil(result.headers["retry-after"])
         XCTAssertTrue(result.bodyText.contains("worker-crashed"), result.bodyText)
         XCTAssertTrue(server.process.isRunning)
         // The next file goes through (stalled, but answered).

@@ -13,15 +13,30 @@ struct metascrub_sandbox_limits {
     long long cpu_seconds;
     long long address_space_bytes;
     long long file_size_bytes;
+    /// RLIMIT_NOFILE.
+    long long open_files;
+    /// RLIMIT_NPROC: this many tasks beyond those the (new) uid already has.
+    long long extra_tasks;
+    /// Negative: keep the uid. Otherwise (the process must be root) become this uid and gid, capabilities dropped.
+    long long uid;
+    long long gid;
+    /// Nonzero: Landlock; the process may then read only `readable` and write only in `writable`
+    /// (newline-separated paths; NULL for none).
+    int landlock;
+    const char *readable;
+    const char *writable;
 };
 
 #define METASCRUB_SANDBOX_RLIMITS 1
 #define METASCRUB_SANDBOX_NETNS 2
 #define METASCRUB_SANDBOX_SECCOMP 4
 #define METASCRUB_SANDBOX_NO_NEW_PRIVS 8
+#define METASCRUB_SANDBOX_LANDLOCK 16
+#define METASCRUB_SANDBOX_USER 32
 
-/// Applies what it can. Returns the METASCRUB_SANDBOX_* bits that took effect, or -errno when a resource limit
-/// could not be set (the caller must then refuse to go on). The seccomp filter is synchronised to every thread.
+/// Applies what it can. Returns the METASCRUB_SANDBOX_* bits that took effect, or -errno when a resource limit,
+/// the uid change or Landlock (when asked for) could not be set up: the caller must then refuse to go on. The
+/// seccomp filter is an allow-list synchronised to every thread; Landlock needs the process single-threaded.
 int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits);
 
 /// Starts `path` with `argv` (NULL-terminated) and this process's environment: standard input and output on
@@ -35,6 +50,13 @@ int metascrub_wait_exit(pid_t pid, int *exited, int *code);
 
 /// Reaps `pid` once metascrub_wait_exit has seen it end.
 void metascrub_reap(pid_t pid);
+
+/// Landlock ABI version of the running kernel, 0 when it has none.
+int metascrub_sandbox_landlock_abi(void);
+
+/// PR_SET_DUMPABLE 0 for the server: no core dumps, and /proc/<server>/mem, fd and environ closed to processes of
+/// the same uid (a worker) unless they could ptrace it anyway. 0 or an errno.
+int metascrub_make_undumpable(void);
 
 /// RLIMIT_* soft limit, or -1 for none.
 long long metascrub_sandbox_limit(int resource);

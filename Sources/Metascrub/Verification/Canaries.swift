@@ -144,7 +144,12 @@ enum CanaryExtractor {
         let serial = has("serial") || has("uuid") || ends("uniqueid")
         // Image data inside an embedded file is full of short printable runs that mean nothing: longer ones only.
         let minimum = from.range != nil && item.category == .embedded ? 10 : shortest
-        for run in textRuns(raw, minimum: minimum) where accepts(run, category: item.category, serial: serial) {
+        // An embedded JPEG's tables and headers are every encoder's (`JPEGCanarySource`): its segments' text and
+        // a stretch of its scan data identify it instead.
+        let jpeg = from.range != nil && item.category == .embedded ? JPEGCanarySource.parts(raw) : nil
+        if let entropy = jpeg?.entropy { out.append(entropy) }
+        for run in textRuns(jpeg?.text ?? raw, minimum: minimum)
+        where accepts(run, category: item.category, serial: serial) {
             out.append(Array(run.prefix(longest)))
         }
         return out

@@ -93,7 +93,13 @@ struct Verifier {
     func proveNoResidue(original: any ByteSource, items: [MetadataItem], findings: [Finding], cleaned: any ByteSource,
                         after: [Finding], copies: [(original: Range<Int64>, cleaned: Range<Int64>)] = [],
                         report: inout FileReport) throws {
-        guard items.count == findings.count else { return }
+        // One decision per scanned item is what every role below is indexed by: a proof that skipped itself on a
+        // mismatch would let the file through unproven.
+        guard items.count == findings.count else {
+            throw MetascrubError.inconsistent(stage: "residue proof", reason:
+                "\(items.count) scanned items but \(findings.count) decisions, "
+                    + "so removed items cannot be told from kept ones")
+        }
         let afterRoles = ItemRoles(items: after.map(\.item), findings: after)
         let kept = after.indices.compactMap { index -> Range<Int64>? in
             guard afterRoles.exempt(index), let offset = after[index].item.offset, let length = after[index].item.length else { return nil }

@@ -22,6 +22,9 @@ public enum MetascrubError: Error, Sendable, Equatable, CustomStringConvertible 
     case policy(file: String, line: Int?, key: String?, message: String)
     /// Command-line usage error.
     case usage(String)
+    /// Two stages of the tool disagree about one file (a bug, never the file's fault): the file is refused, since
+    /// a check that cannot run has proven nothing.
+    case inconsistent(stage: String, reason: String)
 
     /// A short stable code for reports and SARIF.
     public var code: String {
@@ -36,6 +39,7 @@ public enum MetascrubError: Error, Sendable, Equatable, CustomStringConvertible 
         case .library: "library"
         case .policy: "policy"
         case .usage: "usage"
+        case .inconsistent: "internal-error"
         }
     }
 
@@ -70,6 +74,8 @@ public enum MetascrubError: Error, Sendable, Equatable, CustomStringConvertible 
             "\(file)\(line.map { ":\($0)" } ?? "")\(key.map { ": \($0)" } ?? ""): \(message)"
         case .usage(let message):
             message
+        case .inconsistent(let stage, let reason):
+            "internal error in \(stage), nothing written: \(reason)"
         }
     }
 }

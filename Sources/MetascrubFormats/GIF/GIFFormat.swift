@@ -7,6 +7,9 @@ public struct GIFLayout: Sendable {
         /// The block stays exactly when this item is kept (comments, ICC, unknown extensions).
         case item(Int)
         case xmp(packet: [UInt8], keys: [Int: String])
+        /// A block a decoder reads (a graphic control, a looping extension) with sub-blocks after its fields: those
+        /// are the item; without them the block is `exact`.
+        case trimmed(item: Int, exact: [UInt8])
     }
 
     var structure: GIFStructure
@@ -39,8 +42,16 @@ public struct GIFFormat: FormatHandler {
                                                          unknown: unknown))
             }
             switch block.kind {
-            case .image, .graphicControl, .plainText:
+            case .image:
                 continue
+            case .graphicControl:
+                // Block size 4 and four bytes of fields, then the terminator: anything else is no field.
+                try trim(index, block, fields: 4, at: block.range.lowerBound + 2, what: "graphic control", input, &layout, &found)
+            case .plainText:
+                let value = options.includeValues ? String(decoding: try GIFStructure.subBlockData(input, block, limit: 212).dropFirst(12),
+                                                           as: UTF8.self) : nil
+                add("gif:plainText", .content, location: "plainText#\(index)", value: value,
+                    detail: "plain text extension, \(block.range.count) bytes (text over the image; viewers ignore it)")
             case .comment:
                 comments += 1
                 let value = options.includeValues ? String(decoding: try GIFStructure.subBlockData(input, block, limit: 200), as: UTF8.self) : nil
@@ -48,7 +59,10 @@ public struct GIFFormat: FormatHandler {
                 // Kept or dropped whole: a position written into the comment decides it.
                 found.inspect(found.next - 1, payload: try GIFStructure.subBlockData(input, block, limit: ContentInspector.limit), origin: block.range.lowerBound)
             case .application(let ident) where Self.loopingApplications.contains(ident):
-                continue
+                // One sub-block: id 1 with the loop count (3 bytes) or id 2 with the buffer size (5 bytes).
+                let head = try input.read(at: block.dataStart, count: min(2, Int(block.range.upperBound - block.dataStart)))
+                let fields = head.count == 2 && head[1] == 2 ? 5 : 3
+                try trim(index, block, fields: fields, at: block.dataStart, what: ident, input, &layout, &found)
             case .application(let ident):
                 applications += 1
                 let location = "application#\(applications)(\(ident))"
@@ -73,6 +87,24 @@ public struct GIFFormat: FormatHandler {
             layout.trailerItem = try found.trailer("gif:trailer", trailer, in: input, location: "after trailer 0x3B", after: "the GIF trailer")
         }
         return found.result(layout)
+    }
+
+    /// A block whose first sub-block (at `at`) holds `fields` bytes a decoder reads: any other byte before the
+    /// terminator (a longer first sub-block, more sub-blocks) is an `unknown` item, and the block without it is
+    /// written field by field. A first sub-block shorter than its fields is left to the decoder.
+    private func trim(_ index: Int, _ block: GIFStructure.Block, fields: Int, at: Int64, what: String, _ input: any ByteSource,
+                      _ layout: inout GIFLayout, _ found: inout ItemCollector) throws {
+        let exactEnd = at + 1 + Int64(fields) + 1
+        guard exactEnd < block.range.upperBound else { return }
+        let size = try input.read(at: at, count: 1)[0]
+        guard Int(size) >= fields else { return }
+        let head = try input.read(at: block.range.lowerBound, count: Int(at - block.range.lowerBound))
+        let body = try input.read(at: at + 1, count: fields)
+        let slack = (at + 1 + Int64(fields))..<(block.range.upperBound - 1)
+        let name = what.filter { $0.isLetter || $0.isNumber }
+        let item = found.add("gif:\(name)-slack", .content, slack, location: "\(what)#\(index)/slack",
+                             detail: "\(slack.count) bytes after the \(what) fields", unknown: true)
+        layout.contents[index] = .trimmed(item: item, exact: head + [UInt8(fields)] + body + [0])
     }
 
     /// The packet inside an XMP application extension's raw bytes (sub-block terminator excluded).
@@ -104,6 +136,8 @@ public struct GIFFormat: FormatHandler {
                 out.copy(block.range)
             case .item(let item)?:
                 if plan.keeps(item) { out.copy(block.range) }
+            case .trimmed(let item, let exact)?:
+                if plan.keeps(item) { out.copy(block.range) } else { out.append(exact) }
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
                 // A rebuilt packet must not contain a NUL, which would end the sub-block walk early.
@@ -123,16 +157,27 @@ public struct GIFFormat: FormatHandler {
         guard try ByteComparison.equal(original, before.structure.screen, cleaned, after.structure.screen) else {
             return ContentCheck(method: method, passed: false, detail: "logical screen or global colour table differs")
         }
-        func image(_ layout: GIFLayout) -> [GIFStructure.Block] {
-            layout.structure.blocks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.blocks[$0] }
+        // A trimmed block is compared as its fields alone (`exact`), in either file.
+        func image(_ layout: GIFLayout) -> [(block: GIFStructure.Block, exact: [UInt8]?)] {
+            layout.structure.blocks.indices.compactMap { index in
+                switch layout.contents[index] {
+                case nil: (layout.structure.blocks[index], nil)
+                case .trimmed(_, let exact)?: (layout.structure.blocks[index], exact)
+                default: nil
+                }
+            }
         }
         let left = image(before), right = image(after)
         guard left.count == right.count else {
             return ContentCheck(method: method, passed: false, detail: "\(left.count) image blocks became \(right.count)")
         }
         for (x, y) in zip(left, right) {
-            guard x.kind == y.kind, try ByteComparison.equal(original, x.range, cleaned, y.range) else {
-                return ContentCheck(method: method, passed: false, detail: "block at \(x.range.lowerBound) differs")
+            let same = x.exact != nil || y.exact != nil
+                ? try (x.exact ?? original.read(at: x.block.range.lowerBound, count: x.block.range.count))
+                    == (y.exact ?? cleaned.read(at: y.block.range.lowerBound, count: y.block.range.count))
+                : try ByteComparison.equal(original, x.block.range, cleaned, y.block.range)
+            guard x.block.kind == y.block.kind, same else {
+                return ContentCheck(method: method, passed: false, detail: "block at \(x.block.range.lowerBound) differs")
             }
         }
         return ContentCheck(method: method, passed: true)

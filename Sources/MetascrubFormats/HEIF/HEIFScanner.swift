@@ -72,7 +72,8 @@ enum HEIFScanner {
         try readPropertySummaries(reader, &layout)
         classifyItems(&layout)
         try itemiseItems(source, &layout, options: options, found: &found)
-        try itemiseProperties(reader, &layout, items: &found.items)
+        let options = found.options
+        try found.lists { items, notes in try itemiseProperties(reader, &layout, options: options, items: &items, notes: &notes) }
         try itemiseMetaChildren(reader, &layout, items: &found.items)
         try itemiseTopLevel(reader, &layout, options: options, found: &found)
         if layout.hasMovie {
@@ -215,7 +216,8 @@ enum HEIFScanner {
         }
     }
 
-    static func itemiseProperties(_ reader: BoxReader, _ layout: inout HEIFLayout, items: inout [MetadataItem]) throws {
+    static func itemiseProperties(_ reader: BoxReader, _ layout: inout HEIFLayout, options: ScanOptions,
+                                  items: inout [MetadataItem], notes: inout [Note]) throws {
         for (i, property) in layout.meta.properties.enumerated() {
             let index = i + 1
             func add(_ key: String, _ category: Category, _ detail: String, unknown: Bool = false) {
@@ -230,6 +232,11 @@ enum HEIFScanner {
                 }
             case "udes":
                 add("heif:udes", .content, "user description property (name, description, tags)")
+                // Kept where content is kept (`location`): its free text is read for positions like any description.
+                let text = try reader.source.read(at: property.payloadOffset, count: Int(min(property.payloadSize, Int64(ContentInspector.limit))),
+                                                  format: reader.format, path: property.path)
+                ContentInspector.inspect(text, origin: property.payloadOffset, parent: items.count - 1, options: options,
+                                         items: &items, notes: &notes)
             case "crtt":
                 add("heif:crtt", .time, "creation time property")
             case "mdft":

@@ -165,13 +165,24 @@ public struct JPEGFormat: FormatHandler {
                 kept += digest.raw
             }
             return kept.isEmpty ? nil : try Self.segment(0xED, JPEGStructure.photoshopHeader + kept)
-        case .jfif(let thumbnailItem)?:
-            guard let thumbnailItem, !plan.keeps(thumbnailItem) else { return copy }
-            var payload = try input.read(at: segment.payloadOffset, count: min(segment.payloadLength, 14))
-            guard payload.count == 14 else { return copy }
-            payload[12] = 0
-            payload[13] = 0
-            return try Self.segment(0xE0, payload)
+        case .jfif(let thumbnailItem, let slackItem)?:
+            let dropThumbnail = thumbnailItem.map { !plan.keeps($0) } ?? false
+            let dropSlack = slackItem.map { !plan.keeps($0) } ?? false
+            guard dropThumbnail || dropSlack else { return copy }
+            let payload = try input.read(at: segment.payloadOffset, count: segment.payloadLength)
+            guard payload.count >= JPEGStructure.jfifFields else { return copy }
+            let fieldsEnd = min(payload.count, JPEGStructure.jfifFields + 3 * Int(payload[12]) * Int(payload[13]))
+            var fields = Array(payload[..<JPEGStructure.jfifFields])
+            // The thumbnail's pixels go with its size; the slack after the fields is its own item.
+            if dropThumbnail { fields[12] = 0; fields[13] = 0 }
+            let thumbnail = dropThumbnail ? [] : Array(payload[JPEGStructure.jfifFields..<fieldsEnd])
+            let slack = dropSlack ? [] : Array(payload[fieldsEnd...])
+            return try Self.segment(0xE0, fields + thumbnail + slack)
+        case .adobe?:
+            if items.allSatisfy(plan.keeps) { return copy }
+            guard let adobe = items.first, plan.keeps(adobe) else { return nil }
+            // Kept for its colour transform: written length-exact, without what followed its fields.
+            return try Self.segment(0xEE, input.read(at: segment.payloadOffset, count: JPEGStructure.adobeFields))
         case .none?, nil:
             if items.isEmpty { return copy }
             return items.allSatisfy(plan.keeps) ? copy : nil

@@ -9,7 +9,8 @@ public struct JPEGLayout: Sendable {
         case exif(ExifBlock, ExifItems)
         case xmp(packet: [UInt8], keys: [Int: String])
         case photoshop(PhotoshopIRB, iptc: (datasets: [IPTC.Dataset], map: [Int: [Int]])?, resourceItems: [Int: Int])
-        case jfif(thumbnailItem: Int?)
+        case jfif(thumbnailItem: Int?, slackItem: Int?)
+        case adobe(slackItem: Int?)
     }
 
     var structure: JPEGStructure
@@ -53,7 +54,10 @@ enum JPEGScanner {
                     add("jfif:thumbnail", .embedded, detail: "JFIF thumbnail \(payload[12])×\(payload[13])")
                     thumbnailItem = found.items.count - 1
                 }
-                layout.contents[index] = .jfif(thumbnailItem: thumbnailItem)
+                let fields = payload.count >= 14
+                    ? JPEGStructure.jfifFields + 3 * Int(payload[12]) * Int(payload[13]) : payload.count
+                let slack = slackItem(&found, segment, fieldsEnd: fields, what: "JFIF", location: location)
+                layout.contents[index] = .jfif(thumbnailItem: thumbnailItem, slackItem: slack)
             case .jfxx:
                 add("jfif:JFXX", .embedded, detail: "JFIF extension thumbnail")
             case .exif:
@@ -106,7 +110,8 @@ enum JPEGScanner {
                         let parsed = try IPTC.parse(data, origin: irbOrigin + Int64(resource.dataRange.lowerBound), path: "\(location)/IPTC")
                         let map = found.lists { items, notes in
                             IPTC.itemise(parsed.datasets, bytes: data, location: "\(location)/IPTC",
-                                         origin: irbOrigin + Int64(resource.dataRange.lowerBound), options: options, into: &items, notes: &notes)
+                                         origin: irbOrigin + Int64(resource.dataRange.lowerBound), options: options,
+                                         into: &items, notes: &notes)
                         }
                         iptc = (parsed.datasets, map)
                         if parsed.restAt != nil {
@@ -131,6 +136,8 @@ enum JPEGScanner {
                 layout.contents[index] = .photoshop(irb, iptc: iptc, resourceItems: resourceItems)
             case .adobe:
                 add("jpeg:Adobe", .rendering, detail: "Adobe APP14 colour transform")
+                let slack = slackItem(&found, segment, fieldsEnd: JPEGStructure.adobeFields, what: "Adobe APP14", location: location)
+                layout.contents[index] = .adobe(slackItem: slack)
             case .comment:
                 let text = options.includeValues ? try source.read(at: segment.payloadOffset, count: min(segment.payloadLength, 200)) : []
                 found.items.append(MetadataItem(key: "jpeg:comment", category: .content, location: location, offset: segment.offset,
@@ -147,6 +154,9 @@ enum JPEGScanner {
                 let category: Category = ident.hasPrefix("FLIR") ? .device : NameClassifier.category(of: ident, otherwise: .content)
                 let label = ident.isEmpty ? segment.name : "\(segment.name):\(ident.prefix { $0 != " " })"
                 add("jpeg:\(label)", category, detail: "vendor segment \(segment.name)\(ident.isEmpty ? "" : " \"\(ident)\"")", unknown: true)
+            case .unknownMarker:
+                add("jpeg:\(segment.name)", .content, detail: "marker segment \(segment.name) no decoder needs, \(segment.length) bytes",
+                    unknown: true)
             case .structural, .scan:
                 continue
             }
@@ -192,6 +202,21 @@ enum JPEGScanner {
             }
         }
         return found.result(layout)
+    }
+}
+
+extension JPEGScanner {
+    /// Bytes of a segment after the last field a reader understands (`fieldsEnd` bytes into its payload): an
+    /// `unknown` item, so a clean that keeps the segment writes it without them.
+    static func slackItem(_ found: inout ItemCollector, _ segment: JPEGStructure.Segment, fieldsEnd: Int, what: String,
+                          location: String) -> Int? {
+        guard segment.payloadLength > fieldsEnd else { return nil }
+        let count = segment.payloadLength - fieldsEnd
+        found.items.append(MetadataItem(key: "jpeg:\(segment.name)-slack", category: .content,
+                                        location: "\(location)/slack",
+                                        offset: segment.payloadOffset + Int64(fieldsEnd), length: Int64(count),
+                                        detail: "\(count) bytes after the \(what) fields", isUnknown: true))
+        return found.items.count - 1
     }
 }
 

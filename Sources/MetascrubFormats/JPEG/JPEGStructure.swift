@@ -11,6 +11,9 @@ struct JPEGStructure {
     enum Role: Equatable {
         case jfif, jfxx, exif, xmp, xmpExtension, icc, mpf, photoshop, adobe, comment, jumbf
         case otherApp(String)
+        /// A marker segment no decoder needs and no reader here understands (DNL with nothing to define, JPGn,
+        /// reserved codes): whatever it carries is an `unknown` item.
+        case unknownMarker
         /// Frame, tables, restart interval: what a decoder needs.
         case structural
         /// Start of scan; its entropy-coded data runs to `entropyEnd`.
@@ -39,6 +42,8 @@ struct JPEGStructure {
             case 0xE0...0xEF: "APP\(marker - 0xE0)"
             case 0xFE: "COM"
             case 0xDA: "SOS"
+            case 0xDC: "DNL"
+            case 0xF0...0xFD: "JPG\(marker - 0xF0)"
             case 0xDB: "DQT"
             case 0xC4: "DHT"
             case 0xDD: "DRI"
@@ -54,6 +59,14 @@ struct JPEGStructure {
     static let iccHeader: [UInt8] = Array("ICC_PROFILE\0".utf8)
     static let photoshopHeader: [UInt8] = Array("Photoshop 3.0\0".utf8)
     static let maxSegments = 65_536
+    /// Marker segments a decoder reads (ITU T.81 table B.1): frames (but the reserved JPG code 0xC8), Huffman
+    /// and arithmetic tables, quantisation tables, restart interval, scans, hierarchical DHP and EXP.
+    static let decoderMarkers: Set<UInt8> = Set((0xC0...0xCF).filter { $0 != 0xC8 })
+        .union([0xDA, 0xDB, 0xDD, 0xDE, 0xDF])
+    /// Bytes of the JFIF APP0 fields ("JFIF\0", version, units, densities, thumbnail size) before its thumbnail.
+    static let jfifFields = 14
+    /// Bytes of the Adobe APP14 fields ("Adobe", DCTEncodeVersion, APP14Flags0 and 1, ColorTransform).
+    static let adobeFields = 12
 
     var segments: [Segment] = []
     var eoiOffset: Int64 = 0
@@ -117,6 +130,11 @@ struct JPEGStructure {
             }
             var segment = Segment(marker: marker, offset: position, length: 2 + length, role: .structural)
             segment.role = try role(of: marker, segment: segment, source)
+            // A DNL is structure only where it defines the height the frame left at 0, with nothing after it.
+            let definesHeight = marker == 0xDC && s.height == 0 && length == 4
+            if segment.role == .structural, !Self.decoderMarkers.contains(marker), !definesHeight {
+                segment.role = .unknownMarker
+            }
             if (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC, length >= 8 {
                 let frame = try source.read(at: position + 4, count: 5)
                 s.height = BigEndian.u16(frame, 1)

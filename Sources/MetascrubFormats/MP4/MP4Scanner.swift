@@ -320,7 +320,12 @@ struct MP4Scanner {
             let entry = track.sampleEntries.first ?? "    "
             if MP4Atoms.mediaHandlers.contains(track.handler) { continue }
             if chapterTracks.contains(track.id) {
-                add("mp4:chapters", .content, track.node.box, detail: "chapter titles (track \(track.id))", edit: .dropTrack(track.id))
+                let chapters = add("mp4:chapters", .content, track.node.box, detail: "chapter titles (track \(track.id))",
+                                   edit: .dropTrack(track.id))
+                // Kept with content (`location`): chapter titles are text samples, read for positions like any text.
+                for sample in try textSamples(track) {
+                    found.inspect(chapters, payload: sample.bytes, origin: sample.offset)
+                }
             } else if let known = MP4Atoms.timedMetadata[entry] {
                 add("mp4:track/\(entry)", known.category, track.node.box, detail: "\(known.name), track \(track.id)", edit: .dropTrack(track.id))
             } else if MP4Atoms.textHandlers.contains(track.handler) {
@@ -335,6 +340,18 @@ struct MP4Scanner {
                     unknown: true, edit: .dropTrack(track.id))
             }
         }
+    }
+
+    /// A text track's samples (tx3g, QuickTime text), up to a megabyte in all: chapter titles are short.
+    func textSamples(_ track: MP4Track) throws -> [(offset: Int64, bytes: [UInt8])] {
+        var out: [(offset: Int64, bytes: [UInt8])] = []
+        var budget = Int64(ContentInspector.limit)
+        for chunk in track.samples.chunks where chunk.size > 0 && budget > 0 && chunk.offset < source.size {
+            let count = min(chunk.size, budget, source.size - chunk.offset)
+            out.append((chunk.offset, try source.read(at: chunk.offset, count: Int(count), format: format, path: track.node.box.path)))
+            budget -= count
+        }
+        return out
     }
 
     func trackIDs(_ box: Box) throws -> [UInt32] {

@@ -180,8 +180,10 @@ extension MatroskaFormat {
                             : [0x7BA9, 0x4D80, 0x5741, 0x7384, 0x3C83AB, 0x3E83BB].contains(c.id) ? ValueText.render(data[...])
                             : data.map { String($0, radix: 16) }.joined()
                     }
-                    _ = add(key, category, c, location: "Segment/Info/\(name)", detail: "\(name), \(c.dataSize) bytes", value: value,
-                            action: mandatory ? .zeroData(c.data) : .void(c.range))
+                    let item = add(key, category, c, location: "Segment/Info/\(name)", detail: "\(name), \(c.dataSize) bytes",
+                                   value: value, action: mandatory ? .zeroData(c.data) : .void(c.range))
+                    // A title is kept with content (`location`): what it says is read like any text.
+                    if c.id == 0x7BA9 { found.inspect(item, payload: data, origin: c.dataOffset) }
                 } else if MatroskaFormat.infoCore.contains(c.id) {
                     layout.core.append(c.range)
                 } else if c.id == ID.void {
@@ -207,8 +209,10 @@ extension MatroskaFormat {
                     if let (key, category) = MatroskaFormat.trackFields[c.id] {
                         let data = try EBML.bytes(input, c, limit: 4096)
                         guard data.contains(where: { $0 != 0 }) else { continue }
-                        _ = add(key, category, c, location: "\(loc)/\(key.dropFirst(9))", detail: "\(key.dropFirst(9)), \(c.dataSize) bytes",
-                                value: ValueText.render(data[...]), action: .void(c.range))
+                        let item = add(key, category, c, location: "\(loc)/\(key.dropFirst(9))",
+                                       detail: "\(key.dropFirst(9)), \(c.dataSize) bytes", value: ValueText.render(data[...]),
+                                       action: .void(c.range))
+                        if category != .location { found.inspect(item, payload: data, origin: c.dataOffset) }
                     } else if c.id == 0x23314F, try EBML.float(input, c) == 1.0 {
                         // Deprecated TrackTimecodeScale at its default: only old libmatroska muxers write it.
                         _ = add("matroska:TrackTimestampScale", .software, c, location: "\(loc)/TrackTimestampScale",

@@ -78,7 +78,9 @@ public enum IPTC {
         return (datasets, nil)
     }
 
-    /// One item per distinct dataset key (Keywords may repeat); returns item index → dataset indices.
+    /// One item per distinct dataset key (Keywords may repeat); returns item index → dataset indices. Every value
+    /// is read (`ContentInspector`): a caption or a copyright notice that states a position holds a location item,
+    /// which decides its dataset, so the block is rebuilt without it.
     public static func itemise(
         _ datasets: [Dataset], bytes: [UInt8], location: String, origin: Int64, options: ScanOptions,
         into items: inout [MetadataItem], notes: inout [Note]
@@ -89,21 +91,19 @@ public enum IPTC {
             let (name, category, known) = name(record: d.record, number: d.number)
             let key = "iptc:\(name)"
             let value = options.includeValues ? String(decoding: bytes[d.valueRange].prefix(200), as: UTF8.self) : nil
-            if let item = byKey[key] {
+            let item: Int
+            if let existing = byKey[key] {
+                item = existing
                 map[item, default: []].append(index)
                 if let value, let old = items[item].value { items[item].value = old + "; " + value }
-                continue
+            } else {
+                items.append(MetadataItem(key: key, category: category, location: "\(location)/\(d.record):\(d.number)",
+                                          offset: origin + Int64(d.offset), length: Int64(d.raw.count), value: value, isUnknown: !known))
+                item = items.count - 1
+                byKey[key] = item
+                map[item] = [index]
             }
-            items.append(MetadataItem(key: key, category: category, location: "\(location)/\(d.record):\(d.number)",
-                                      offset: origin + Int64(d.offset), length: Int64(d.raw.count), value: value, isUnknown: !known))
-            byKey[key] = items.count - 1
-            map[items.count - 1] = [index]
-        }
-        // Text a policy keeps (a caption, a copyright notice) is read like any kept text: a position written in it
-        // is a location item inside the dataset, which then goes (the rebuild drops it).
-        for (item, indices) in map.sorted(by: { $0.key < $1.key }) where items[item].category != .structure {
-            for index in indices where datasets[index].record == 2 {
-                let d = datasets[index]
+            if category != .location, category != .structure {
                 ContentInspector.inspect(Array(bytes[d.valueRange]), origin: origin + Int64(d.valueRange.lowerBound), parent: item,
                                          options: options, items: &items, notes: &notes)
             }

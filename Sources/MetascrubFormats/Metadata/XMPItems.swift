@@ -88,6 +88,7 @@ public enum XMPItems {
                 keys[index] = exivKey
             }
             positions(in: tag.value, property: index, options: options, items: &items)
+            contactField(tag, property: index, options: options, items: &items)
         }
         if decoded.isEmpty {
             // An empty packet (only the wrapper) is still a block: an item so the policy can drop it.
@@ -112,6 +113,29 @@ public enum XMPItems {
                 length: Int64(range.count), value: options.includeValues ? ValueText.render(bytes[range]) : nil,
                 detail: "\(match.kind.what) inside \(items[property].key)", parent: property))
         }
+    }
+
+    /// Fields of a structure that say where a person lives or how to reach them (a licensor's street address, a
+    /// contact's phone) are items inside the structure, so a policy that keeps the structure for its name still sees
+    /// an address in it: `plus:Licensor/plus:LicensorCity` is a location, `…Telephone1` identity.
+    static func contactField(_ tag: DecodedTag, property: Int, options: ScanOptions, items: inout [MetadataItem]) {
+        guard let slash = tag.key.lastIndex(of: "/"), !tag.value.isEmpty else { return }
+        let field = String(tag.key[tag.key.index(after: slash)...])
+        let local = field.split(separator: ":").last.map { String($0).lowercased() } ?? ""
+        let category: Category
+        if ["streetaddress", "extadr", "city", "postalcode", "pcode", "region", "ctry", "country", "state", "address"]
+            .contains(where: { local.hasSuffix($0) }) { category = .location }
+        else if ["telephone1", "telephone2", "telwork", "email", "emailwork", "url", "urlwork"]
+            .contains(where: { local.hasSuffix($0) }) { category = .identity }
+        else { return }
+        guard items[property].category != category else { return }
+        let key = "\(items[property].key)/\(field)"
+        guard !items[property...].contains(where: { $0.parent == property && $0.key == key }) else { return }
+        items.append(MetadataItem(
+            key: key, category: category, location: "\(items[property].location)/\(field)", offset: items[property].offset,
+            length: Int64(tag.size), value: options.includeValues ? String(tag.value.prefix(200)) : nil,
+            detail: "\(category == .location ? "an address" : "contact details") inside \(items[property].key)",
+            parent: property))
     }
 
     /// The rebuilt packet: unchanged when everything is kept, nil when nothing is.

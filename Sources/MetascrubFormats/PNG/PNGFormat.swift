@@ -71,6 +71,12 @@ public struct PNGFormat: FormatHandler {
                 } else {
                     out.copy(chunk.range)
                 }
+            case .trimmed(let item, let keep)?:
+                if plan.keeps(item) {
+                    out.copy(chunk.range)
+                } else if keep > 0 {
+                    out.append(PNGStructure.chunk(chunk.type, try input.read(at: chunk.dataOffset, count: Int(keep))))
+                }
             case .orientation(let item)?:
                 // Once the samples are oriented, an ImageMagick orNT would rotate them a second time.
                 if baked != nil {
@@ -122,10 +128,10 @@ public struct PNGFormat: FormatHandler {
         }
         var identical = IdenticalRanges()
         for (x, y) in zip(left, right) {
-            guard try ByteComparison.equal(original, x.dataOffset..<x.end - 4, cleaned, y.dataOffset..<y.end - 4) else {
+            guard try ByteComparison.equal(original, x.data, cleaned, y.data) else {
                 return ContentCheck(method: method, passed: false, detail: "\(x.type) chunk at \(x.offset) differs")
             }
-            identical.add(x.dataOffset..<x.end - 4, y.dataOffset..<y.end - 4)
+            identical.add(x.data, y.data)
         }
         // Identical image and colour chunks decode to identical pixels: decoding both (a quarter of a second for a
         // full-HD image) would prove nothing more. The compared chunk data is the residue proof's to skip (searching
@@ -135,8 +141,17 @@ public struct PNGFormat: FormatHandler {
         return check
     }
 
-    private func imageChunks(_ layout: PNGLayout) -> [PNGStructure.Chunk] {
-        layout.structure.chunks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.chunks[$0] }
+    /// The image chunks and the data of each that is image (a trimmed chunk's up to its unknown tail).
+    private func imageChunks(_ layout: PNGLayout) -> [(type: String, offset: Int64, data: Range<Int64>)] {
+        layout.structure.chunks.indices.compactMap { index in
+            let chunk = layout.structure.chunks[index]
+            switch layout.contents[index] {
+            case nil: return (chunk.type, chunk.offset, chunk.dataOffset..<chunk.end - 4)
+            case .trimmed(_, let keep)? where keep > 0:
+                return (chunk.type, chunk.offset, chunk.dataOffset..<chunk.dataOffset + keep)
+            default: return nil
+            }
+        }
     }
 
     /// Both files decoded by libpng, the original with `orientation` applied, compared sample for sample.

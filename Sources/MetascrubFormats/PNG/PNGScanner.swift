@@ -15,6 +15,9 @@ public struct PNGLayout: Sendable {
         case orientation(Int)
         /// iCCP: the profile stays with its item; its free-text name (an item of its own) may be replaced.
         case iccProfile(profile: Int, name: Int?, nameLength: Int)
+        /// An image chunk whose data after its first `keep` bytes is an `unknown` item: slack after a fixed-size
+        /// chunk's fields, bytes after the zlib stream in the last IDAT (`keep` 0: a whole chunk after it).
+        case trimmed(item: Int, keep: Int64)
     }
 
     var structure: PNGStructure
@@ -32,8 +35,11 @@ enum PNGScanner {
     /// Chunks a decoder needs to show the image as intended: never items, always kept.
     static let imageChunks: Set<String> = [
         "IHDR", "PLTE", "IDAT", "IEND", "tRNS", "gAMA", "cHRM", "sRGB", "cICP", "mDCv", "cLLi", "sBIT", "bKGD", "pHYs",
-        "acTL", "fcTL", "fdAT", "hIST", "sTER", "sCAL", "oFFs", "pCAL",
+        "acTL", "fcTL", "fdAT", "hIST", "sTER", "oFFs",
     ]
+    /// Image chunks of a fixed size: bytes after their fields are no field of theirs.
+    static let fixedLength: [String: Int64] = ["pHYs": 9, "gAMA": 4, "cHRM": 32, "sRGB": 1, "oFFs": 9, "cICP": 4, "mDCv": 24,
+                                               "cLLi": 8, "sTER": 1]
     static let xmpKeyword = "XML:com.adobe.xmp"
     /// What a removed iCCP profile name is replaced with (the name field cannot be empty).
     static let neutralProfileName = "ICC profile"
@@ -47,6 +53,13 @@ enum PNGScanner {
         var count: [String: Int] = [:]
 
         for (index, chunk) in structure.chunks.enumerated() {
+            if let fields = fixedLength[chunk.type], chunk.length > fields, chunk.crcMatches {
+                let slack = found.add("png:\(chunk.type)-slack", .content, location: "\(chunk.type)/slack", offset: chunk.dataOffset + fields,
+                                      length: chunk.length - fields, detail: "\(chunk.length - fields) bytes after the \(chunk.type) fields",
+                                      unknown: true)
+                layout.contents[index] = .trimmed(item: slack, keep: fields)
+                continue
+            }
             if imageChunks.contains(chunk.type) && chunk.crcMatches { continue }
             count[chunk.type, default: 0] += 1
             let location = "\(chunk.type)#\(count[chunk.type]!)"
@@ -86,7 +99,9 @@ enum PNGScanner {
                     let item = add("png:text:\(text.keyword)", category, value: options.includeValues ? text.value() : nil,
                                    detail: "\(chunk.type) text\(text.compressed ? ", compressed" : "")")
                     layout.contents[index] = .item(item)
-                    // Kept or dropped whole: a position or a metadata block in the text decides it.
+                    // Kept or dropped whole: a position or a metadata block in the text decides it, and so does one in
+                    // its other fields (an iTXt's language tag and translated keyword are free text too).
+                    found.inspect(item, payload: Array(data.prefix(data.count - text.stored.count)), origin: chunk.dataOffset)
                     if let inflated = try? text.text(limit: ContentInspector.limit, prefix: true) {
                         found.inspect(item, payload: inflated, origin: chunk.dataOffset)
                     }
@@ -108,6 +123,14 @@ enum PNGScanner {
                 let label = name == PNGScanner.neutralProfileName ? nil
                     : add("png:iCCP:name", .content, value: name, detail: "label of the embedded ICC profile")
                 layout.contents[index] = .iccProfile(profile: profile, name: label, nameLength: nul)
+            case "pCAL", "sCAL":
+                // Calibration and scale: a name, a unit and numbers, all free text no decoder displays.
+                let data = try source.read(at: chunk.dataOffset, count: Int(min(chunk.length, 200)))
+                let name = chunk.type == "pCAL" ? PNGText.latin1(data.prefix { $0 != 0 }) : nil
+                let what = chunk.type == "pCAL" ? "pixel calibration (name, unit, parameters)"
+                    : "physical scale (unit, width and height as text)"
+                layout.contents[index] = .item(add("png:\(chunk.type)", .content, value: options.includeValues ? name : nil,
+                                                   detail: what))
             case "caBX":
                 let store = add("jumbf:c2pa", .provenance, detail: "C2PA manifest store (caBX)")
                 layout.contents[index] = .item(store)
@@ -125,6 +148,7 @@ enum PNGScanner {
                                                    unknown: true))
             }
         }
+        try streamTail(source, structure, &layout, &found)
         if let trailer = structure.trailer {
             var item = try Trailer.item(key: "png:trailer", range: trailer, in: source, location: "after IEND", after: "IEND")
             // An editor that overwrote a longer file in place leaves the original's tail here (CVE-2023-21036).
@@ -133,6 +157,40 @@ enum PNGScanner {
             layout.trailerItem = found.items.count - 1
         }
         return found.result(layout)
+    }
+
+    /// Bytes after the end of the zlib stream the IDAT chunks hold: an `unknown` item (decoders stop at the
+    /// stream's end). Found by inflating the stream into nothing; a stream that does not end is the decoder's
+    /// problem and the content check's, not an item.
+    static func streamTail(_ source: any ByteSource, _ structure: PNGStructure, _ layout: inout PNGLayout,
+                           _ found: inout ItemCollector) throws {
+        let idats = structure.chunks.indices.filter {
+            structure.chunks[$0].type == "IDAT" && layout.contents[$0] == nil
+        }
+        guard !idats.isEmpty else { return }
+        var next = 0
+        guard let length = try? Zlib.streamLength({ () throws -> [UInt8]? in
+            guard next < idats.count else { return nil }
+            let chunk = structure.chunks[idats[next]]
+            next += 1
+            return try source.read(at: chunk.dataOffset, count: Int(chunk.length))
+        }) else { return }
+        var before: Int64 = 0
+        var item: Int?
+        for index in idats {
+            let chunk = structure.chunks[index]
+            let keep = max(0, min(chunk.length, Int64(length) - before))
+            before += chunk.length
+            guard keep < chunk.length else { continue }
+            if item == nil {
+                let tail = chunk.dataOffset + keep
+                let count = structure.chunks[idats.last!].end - 4 - tail
+                item = found.add("png:IDAT-tail", .content, location: "IDAT/after the zlib stream", offset: tail,
+                                 length: count,
+                                 detail: "bytes after the end of the image's zlib stream", unknown: true)
+            }
+            layout.contents[index] = .trimmed(item: item!, keep: keep)
+        }
     }
 
     private static func xmp(

@@ -44,10 +44,21 @@ enum RawDecodeBisection {
             return (try? RawDecodeMemo.fingerprint(bytes: bytes)) == before
         }
         if try identical(keeping: []) { return settled }
+        // A decode that differs from itself proves nothing either way: nothing is kept for its sake, and the raw
+        // is proven byte by byte as one LibRaw cannot decode (`RawDecodeStability`).
+        guard RawDecodeStability.reproducible(bytes: original) else { return settled }
         // Keeping every removal does not help either: nothing to keep; the verification then says what differs.
         guard try identical(keeping: candidates) else { return settled }
         let needed = try smallestNeeded(candidates) { try decodes < decodeLimit ? identical(keeping: $0) : false }
-        for i in needed ?? candidates { settled[i] = settled[i].keptInstead(because: neededReason) }
+        for i in needed ?? candidates {
+            // A field the policy removes that identifies someone is never kept for decoding's sake: it stays to be
+            // removed, with the reason, and the clean refuses naming it (`sensitiveNeeded`).
+            if sensitive(settled[i], i, layout: layout) {
+                settled[i].reason = neededReason
+            } else {
+                settled[i] = settled[i].keptInstead(because: neededReason)
+            }
+        }
         return settled
     }
 
@@ -71,19 +82,22 @@ enum RawDecodeBisection {
         return needed
     }
 
-    /// Kept items a raw needs that are themselves sensitive (a serial, an owner, a place, a time), or a whole
-    /// maker note it needs whose identifying fields could not be located: the raw is then refused rather than
-    /// cleaned with them in it, and the refusal names them.
+    /// Items a raw needs (the bisection's reason on them) that are themselves sensitive (a serial, an owner, a
+    /// place, a time), or a whole maker note it needs whose identifying fields could not be located: the raw is
+    /// then refused rather than cleaned with them in it, and the refusal names them.
     static func sensitiveNeeded(_ findings: [Finding], layout: RawTIFFLayout) -> [String] {
         findings.indices.filter { i in
-            let f = findings[i]
-            guard f.disposition == .keep, f.reason == neededReason else { return false }
-            if [.location, .time, .identity].contains(f.item.category)
-                || ["Serial", "Owner", "UniqueID", "ShutterCount"].contains(where: { f.item.key.contains($0) }) {
-                return true
-            }
-            let wholeNote = ["exif:MakerNote", "exif:DNGPrivateData"].contains(f.item.key)
-            return wholeNote && !layout.partOf.values.contains(i)
+            findings[i].reason == neededReason && sensitive(findings[i], i, layout: layout)
         }.map { "\(findings[$0].item.key) at \(findings[$0].item.location)" }
+    }
+
+    /// A serial, an owner, a place or a time, or a whole maker note whose identifying fields were not located.
+    static func sensitive(_ f: Finding, _ i: Int, layout: RawTIFFLayout) -> Bool {
+        if [.location, .time, .identity].contains(f.item.category)
+            || ["Serial", "Owner", "UniqueID", "ShutterCount"].contains(where: { f.item.key.contains($0) }) {
+            return true
+        }
+        let wholeNote = ["exif:MakerNote", "exif:DNGPrivateData"].contains(f.item.key)
+        return wholeNote && !layout.partOf.values.contains(i)
     }
 }

@@ -27,14 +27,23 @@ enum RawDecodeMemo {
 
     /// The decode of `bytes`.
     static func fingerprint(bytes: [UInt8]) throws -> RawFingerprint {
-        let digest = bytes.withUnsafeBytes { sha256($0) }
-        return try remembered(digest) { try LibRaw.fingerprint(bytes: bytes) }
+        try remembered(digest(bytes)) { try LibRaw.fingerprint(bytes: bytes) }
     }
 
     /// The decode of `source`: a file is hashed block by block and decoded by LibRaw from its path, so a large raw
     /// is not copied into memory.
     static func fingerprint(_ source: any ByteSource) throws -> RawFingerprint {
         guard let fd = source.fileDescriptor else { return try fingerprint(bytes: try source.readAll()) }
+        return try remembered(digest(source)) { try LibRaw.fingerprint(path: "/proc/self/fd/\(fd)") }
+    }
+
+    /// The SHA-256 the memo knows bytes by.
+    static func digest(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.withUnsafeBytes { sha256($0) }
+    }
+
+    /// The same digest of a source's bytes, read block by block.
+    static func digest(_ source: any ByteSource) throws -> [UInt8] {
         var ctx = sha256_ctx()
         nettle_sha256_init(&ctx)
         let block: Int64 = 1 << 20
@@ -44,7 +53,7 @@ enum RawDecodeMemo {
             chunk.withUnsafeBytes { nettle_sha256_update(&ctx, $0.count, $0.baseAddress?.assumingMemoryBound(to: UInt8.self)) }
             offset += Int64(chunk.count)
         }
-        return try remembered(finish(&ctx)) { try LibRaw.fingerprint(path: "/proc/self/fd/\(fd)") }
+        return finish(&ctx)
     }
 
     private static func remembered(_ digest: [UInt8], decode: () throws -> RawFingerprint) throws -> RawFingerprint {

@@ -74,6 +74,16 @@ public struct RawTIFFFormat: FormatHandler {
         if layout.undecodable == nil {
             do {
                 _ = try Self.fingerprint(input, layout: layout)
+                // Known only when the bisection had to ask (`RawDecodeStability`): no decode here.
+                if try RawDecodeStability.known(input) == false {
+                    guard plan.policy.damaged == .clean else {
+                        throw MetascrubError.unsupported(format: formatName, reason:
+                            "\(RawDecodeStability.reason), so a cleaned copy could not be proven to decode the same")
+                    }
+                    result.notes.append(Self.undecodableNote(RawDecodeStability.reason, layout))
+                }
+            } catch let error as MetascrubError {
+                throw error
             } catch {
                 guard plan.policy.damaged == .clean else {
                     throw MetascrubError.unsupported(format: formatName, reason: "LibRaw cannot decode it (\(error)), so a cleaned copy could not be proven to decode the same")
@@ -106,6 +116,11 @@ public struct RawTIFFFormat: FormatHandler {
         } catch {
             // Only a clean under `damaged: clean` gets here (it refuses such a raw otherwise).
             return ContentCheck(method: "every byte outside the cleaned metadata identical (LibRaw cannot decode this raw)", passed: true,
+                                detail: "\(original.size) bytes, \(try layout.writable(in: original).count) metadata range(s) changed at most")
+        }
+        // A decode that differs from itself compares nothing (`RawDecodeStability`): the byte proof above is the proof.
+        if try RawDecodeStability.known(original) == false {
+            return ContentCheck(method: "every byte outside the cleaned metadata identical (\(RawDecodeStability.reason))", passed: true,
                                 detail: "\(original.size) bytes, \(try layout.writable(in: original).count) metadata range(s) changed at most")
         }
         let decoded: RawFingerprint

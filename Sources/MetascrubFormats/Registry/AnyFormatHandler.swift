@@ -28,8 +28,15 @@ public struct FormatScan: Sendable {
     public var notes: [Note] { scanned.notes }
 
     /// The policy's decisions with those the handler cannot carry out losslessly turned into `keep`.
+    /// Throws `inconsistent` when a handler's settle returns a different number of decisions than it was given:
+    /// everything after (the plan, the residue proof, the report) pairs decision `i` with item `i`.
     public func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
-        try scanned.settle(findings, input: input, policy: policy)
+        let settled = try scanned.settle(findings, input: input, policy: policy)
+        guard settled.count == findings.count, findings.count == items.count else {
+            throw MetascrubError.inconsistent(stage: "settling the policy's decisions", reason:
+                "\(items.count) scanned items, \(findings.count) decisions given, \(settled.count) returned")
+        }
+        return settled
     }
 
     public func clean(_ input: any ByteSource, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {

@@ -52,8 +52,7 @@ enum ContentInspector {
             for i in before..<items.count where items[i].parent == nil { items[i].parent = parent }
             claimed.append(block.range)
         }
-        for (match, scale) in locations(in: bytes) {
-            let range = match.range.lowerBound * scale..<match.range.upperBound * scale
+        for (match, range) in locations(in: bytes) {
             guard !claimed.contains(where: { $0.overlaps(range) }) else { continue }
             let name = match.name.map { ":" + $0 } ?? ""
             let key = "inspect:location:\(match.kind.rawValue)\(match.kind == .element ? name : "")"
@@ -67,15 +66,16 @@ enum ContentInspector {
         return Array(first..<items.count)
     }
 
-    /// The location shapes in the payload and, for UTF-16 text (ID3, ASF, RIFF Unicode strings), in its
-    /// narrowed form: each with the factor that maps its range back to payload positions.
-    static func locations(in bytes: [UInt8]) -> [(LocationShapes.Match, Int)] {
-        var out = LocationShapes.find(in: bytes).map { ($0, 1) }
-        let zeros = bytes.lazy.filter { $0 == 0 }.count
-        if bytes.count >= 8, zeros * 3 >= bytes.count {
-            for phase in 0..<2 {
-                let narrowed = stride(from: phase, to: bytes.count, by: 2).map { bytes[$0] }
-                out += LocationShapes.find(in: narrowed).map { ($0, 2) }
+    /// The location shapes in the payload and, for UTF-16 text in any script (ID3, ASF, RIFF Unicode strings, EXIF
+    /// XPComment and UNICODE UserComment), in its narrowed form: each with the range mapped back to payload positions.
+    static func locations(in bytes: [UInt8]) -> [(LocationShapes.Match, Range<Int>)] {
+        var out = LocationShapes.find(in: bytes).map { ($0, $0.range) }
+        guard UTF16Text.mayHold(bytes) else { return out }
+        for phase in 0..<2 {
+            for bigEndian in [false, true] {
+                out += LocationShapes.find(in: UTF16Text.narrowed(bytes, phase: phase, bigEndian: bigEndian)).map { match in
+                    (match, phase + 2 * match.range.lowerBound..<min(bytes.count, phase + 2 * match.range.upperBound))
+                }
             }
         }
         return out

@@ -11,6 +11,9 @@ enum LocationShapes {
         case coordinates
         /// Degrees, minutes and seconds: `48°51'29.9"N`, `48 deg 51' 29.88" N`.
         case dms
+        /// Degrees and decimal minutes with hemisphere letters, as GPS receivers and geocaching write them:
+        /// `N 48° 51.498 E 002° 17.670`, `48 51.498N 2 17.670E`.
+        case ddm
         /// ISO 6709, as QuickTime and Android write it: `+48.8583+002.2945/`.
         case iso6709 = "iso-6709"
         /// A GPS, latitude or longitude field with a decimal value: `GPS (2.2945`, `lat="48.85`, `[latitude: 22.54`.
@@ -23,6 +26,7 @@ enum LocationShapes {
             switch self {
             case .coordinates: "a decimal coordinate pair"
             case .dms: "a position in degrees, minutes and seconds"
+            case .ddm: "a position in degrees and decimal minutes"
             case .iso6709: "an ISO 6709 position"
             case .field: "a GPS/latitude/longitude field with a value"
             case .element: "a location element"
@@ -44,9 +48,13 @@ enum LocationShapes {
         "exif:gps*", "exifex:gps*", "photoshop:city", "photoshop:state", "photoshop:country",
         "iptc4xmpcore:location", "iptc4xmpcore:countrycode", "iptc4xmpext:locationshown", "iptc4xmpext:locationcreated",
         "xmpdm:shotlocation", "com.apple.quicktime.location.iso6709", "gpscoordinates", "gpslatitude", "gpslongitude",
+        // W3C Basic Geo (WGS84) and the HTML meta names sites use for it.
+        "geo:lat", "geo:long", "geo:lat_long", "geo:point", "geo.position", "icbm",
     ]
     /// Field names followed by a decimal value. Longer names first: `latitude` must not stop at `lat`.
-    static let fieldNames: [String] = ["gpslatitude", "gpslongitude", "latitude", "longitude", "gps", "lat", "lon", "lng"]
+    static let fieldNames: [String] = ["gpslatitude", "gpslongitude", "latitude", "longitude", "gps", "lat", "long", "lon", "lng"]
+    /// Names that are also ordinary words: only a key-value mark (`:`, `=`, `"`, `>`) before the value makes them a field.
+    private static let wordFieldNames: Set<[UInt8]> = [Array("long".utf8)]
     private static let fieldBytes = fieldNames.map { Array($0.utf8) }
     private static let elementBytes = elementNames.map { ($0.hasSuffix("*") ? Array($0.dropLast().utf8) : Array($0.utf8), $0.hasSuffix("*")) }
 
@@ -82,10 +90,12 @@ enum LocationShapes {
             if let m = coordinatePair(at: i, t) { out.append(m) }
             if let m = dms(at: i, t) { out.append(m) }
             if let m = hemisphereDMS(at: i, t, letterFirst: false) { out.append(m) }
+            if let m = ddm(at: i, t, letterFirst: false) { out.append(m) }
             if c == 0x2B || c == 0x2D, let m = iso6709(at: i, t) { out.append(m) }
         }
         if startOfWord, isLetter(c) {
             if let m = hemisphereDMS(at: i, t, letterFirst: true) { out.append(m) }
+            if let m = ddm(at: i, t, letterFirst: true) { out.append(m) }
             if let m = field(at: i, t) { out.append(m) }
             if let m = element(at: i, t) { out.append(m) }
         }
@@ -153,6 +163,46 @@ enum LocationShapes {
         return Match(kind: .dms, range: i..<end)
     }
 
+    /// A latitude and a longitude in degrees and decimal minutes, each with its hemisphere letter before or after
+    /// it and an optional degree mark and minute mark: both halves are required, and the minutes need a fraction, so
+    /// `N 12 34` or a lone `48° 51.5` is not a position.
+    private static func ddm(at i: Int, _ t: [UInt8], letterFirst: Bool) -> Match? {
+        func half(_ j: Int, _ letters: [UInt8], maxDegrees: Int) -> Int? {
+            var j = j
+            if letterFirst {
+                guard j < t.count, letters.contains(t[j]) else { return nil }
+                j = skipSpaces(j + 1, t)
+            }
+            guard let d = digits(at: j, t, max: maxDegrees) else { return nil }
+            j = d
+            if let mark = degreeMark(at: j, t) { j = mark }
+            let m0 = skipSpaces(j, t)
+            guard m0 > d, let m = digits(at: m0, t, max: 2), m < t.count, t[m] == 0x2E,
+                  let f = digits(at: m + 1, t, max: 6) else { return nil }
+            var e = f
+            if e < t.count, t[e] == 0x27 { e += 1 } else if starts(t, at: e, [0xE2, 0x80, 0xB2]) { e += 3 }
+            if !letterFirst {
+                e = skipSpaces(e, t)
+                guard e < t.count, letters.contains(t[e]), e + 1 == t.count || !isLetter(t[e + 1]) else { return nil }
+                e += 1
+            }
+            return e
+        }
+        guard let latEnd = half(i, [0x6E, 0x73], maxDegrees: 2) else { return nil }  // n s
+        var j = latEnd
+        while j < t.count, j - latEnd < 3, t[j] == 0x20 || t[j] == 0x2C || t[j] == 0x3B || t[j] == 0x2F { j += 1 }
+        guard let end = half(j, [0x65, 0x77], maxDegrees: 3) else { return nil }  // e w
+        return Match(kind: .ddm, range: i..<end)
+    }
+
+    /// The end of a degree mark at `j`: `°` or `º` in UTF-8 or Latin-1, or `deg`.
+    private static func degreeMark(at j: Int, _ t: [UInt8]) -> Int? {
+        if starts(t, at: j, [0xC2, 0xB0]) || starts(t, at: j, [0xC2, 0xBA]) { return j + 2 }
+        if j < t.count, t[j] == 0xB0 || t[j] == 0xBA { return j + 1 }
+        if starts(t, at: j, [0x64, 0x65, 0x67]) { return j + 3 }
+        return nil
+    }
+
     /// `±DD[MM[SS]][.f]±DDD[MM[SS]][.f][±alt]` ending in `/` (or `CRS`), as QuickTime's ©xyz and mp4 `location`.
     private static func iso6709(at i: Int, _ t: [UInt8]) -> Match? {
         guard let lat = signedRun(at: i, t, intDigits: [2, 4, 6]), let lon = signedRun(at: lat, t, intDigits: [3, 5, 7]) else { return nil }
@@ -169,8 +219,12 @@ enum LocationShapes {
             var j = i + name.count
             if j < t.count, isLetter(t[j]) { continue }
             let stop = min(t.count, j + 16)
-            while j < stop, !isDigit(t[j]), t[j] != 0x2D, t[j] != 0x2B, !isLetter(t[j]) { j += 1 }
-            guard j < stop, let value = decimal(at: j, t, minFraction: 2) else { return nil }
+            var marked = false
+            while j < stop, !isDigit(t[j]), t[j] != 0x2D, t[j] != 0x2B, !isLetter(t[j]) {
+                marked = marked || [0x3A, 0x3D, 0x22, 0x3E].contains(t[j])
+                j += 1
+            }
+            guard j < stop, marked || !wordFieldNames.contains(name), let value = decimal(at: j, t, minFraction: 2) else { return nil }
             return Match(kind: .field, range: i..<value.end)
         }
         return nil

@@ -8,6 +8,9 @@ public struct WebPLayout: Sendable {
         case item(Int)
         case xmp(packet: [UInt8], keys: [Int: String])
         case exif(ExifPayload)
+        /// An image chunk with bytes that are no part of the image (after ANIM's fields, chunks nested in an ANMF
+        /// frame other than ALPH and VP8/VP8L): those are the item; without them the chunk is `exact`.
+        case trimmed(item: Int, exact: [UInt8])
     }
 
     var structure: WebPStructure
@@ -68,10 +71,58 @@ public struct WebPFormat: FormatHandler {
                 layout.contents[index] = .item(add("webp:chunk:\(name)", category, detail: "\(chunk.size)-byte \(name) chunk", unknown: true))
             }
         }
+        for (index, chunk) in structure.chunks.enumerated() where chunk.id == "ANIM" || chunk.id == "ANMF" {
+            try trim(index, chunk, input, &layout, &found)
+        }
         if let trailer = structure.trailer {
             layout.trailerItem = try found.trailer("webp:trailer", trailer, in: input, location: "after RIFF form", after: "the RIFF form")
         }
         return found.result(layout)
+    }
+
+    /// Bytes of ANIM's fields (background colour, loop count) and of an ANMF frame's header (offsets, size,
+    /// duration, flags) before its frame data.
+    static let animFields = 6
+    static let frameHeader = 16
+    static let frameData: Set<String> = ["ALPH", "VP8 ", "VP8L"]
+
+    /// ANIM with bytes after its fields, or an ANMF frame holding chunks that are no frame data: an `unknown` item
+    /// (nested chunks one each), and the chunk as it is written without them.
+    private func trim(_ index: Int, _ chunk: WebPStructure.Chunk, _ input: any ByteSource, _ layout: inout WebPLayout,
+                      _ found: inout ItemCollector) throws {
+        guard chunk.size <= Self.parseLimit else { return }
+        let fields = Int64(chunk.id == "ANIM" ? Self.animFields : Self.frameHeader)
+        guard chunk.size > fields else { return }
+        let payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
+        var kept = Array(payload[..<Int(fields)])
+        var strays: [Range<Int64>] = []
+        if chunk.id == "ANIM" {
+            strays.append(chunk.payloadOffset + fields..<chunk.payload.upperBound)
+        } else {
+            var at = Int(fields)
+            while at < payload.count {
+                guard at + 8 <= payload.count else {
+                    strays.append(chunk.payloadOffset + Int64(at)..<chunk.payload.upperBound)
+                    break
+                }
+                let id = String(decoding: payload[at..<at + 4], as: UTF8.self)
+                let size = Int(ByteOrder.little.u32(payload, at + 4))
+                let end = min(payload.count, at + 8 + size + (size & 1))
+                if Self.frameData.contains(id), at + 8 + size <= payload.count {
+                    kept += Array(payload[at..<end])
+                } else {
+                    strays.append(chunk.payloadOffset + Int64(at)..<chunk.payloadOffset + Int64(end))
+                }
+                at = end
+            }
+        }
+        guard let first = strays.first else { return }
+        let range = first.lowerBound..<strays.last!.upperBound
+        let what = chunk.id == "ANIM" ? "bytes after the ANIM fields"
+            : "chunks nested in an ANMF frame that are no frame data"
+        let item = found.add("webp:\(chunk.id)-unknown", .content, range, location: "\(chunk.id)#\(index)/unknown",
+                             detail: "\(range.count) \(what)", unknown: true)
+        layout.contents[index] = .trimmed(item: item, exact: Self.chunk(chunk.id, kept))
     }
 
     public func clean(_ input: any ByteSource, scan: ScanResult<WebPLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
@@ -90,6 +141,8 @@ public struct WebPFormat: FormatHandler {
                 guard plan.keeps(item) else { continue }
                 written.append(.chunk(chunk))
                 present.insert(chunk.id)
+            case .trimmed(let item, let exact)?:
+                written.append(plan.keeps(item) ? .chunk(chunk) : .bytes(exact))
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
                 written.append(rebuilt == packet ? .chunk(chunk) : .bytes(Self.chunk("XMP ", rebuilt)))
@@ -142,12 +195,29 @@ public struct WebPFormat: FormatHandler {
 
     public func verifyContent(original: any ByteSource, _ before: WebPLayout, cleaned: any ByteSource, _ after: WebPLayout, result: CleanResult) throws -> ContentCheck {
         let method = "VP8/VP8L/ALPH/ANIM/ANMF payloads and the VP8X canvas byte-identical"
-        func image(_ layout: WebPLayout) -> [WebPStructure.Chunk] {
-            layout.structure.chunks.indices.filter { layout.contents[$0] == nil }.map { layout.structure.chunks[$0] }
+        // A trimmed chunk is compared as it is written without its unknown part (`exact`), in either file.
+        func image(_ layout: WebPLayout) -> [(chunk: WebPStructure.Chunk, exact: [UInt8]?)] {
+            layout.structure.chunks.indices.compactMap { index in
+                switch layout.contents[index] {
+                case nil: (layout.structure.chunks[index], nil)
+                case .trimmed(_, let exact)?: (layout.structure.chunks[index], exact)
+                default: nil
+                }
+            }
         }
-        let left = image(before), right = image(after)
-        guard left.map(\.id) == right.map(\.id) else {
+        let leftTrimmed = image(before), rightTrimmed = image(after)
+        guard leftTrimmed.map(\.chunk.id) == rightTrimmed.map(\.chunk.id) else {
             return ContentCheck(method: method, passed: false, detail: "image chunk sequence changed")
+        }
+        var left: [WebPStructure.Chunk] = [], right: [WebPStructure.Chunk] = []
+        for (x, y) in zip(leftTrimmed, rightTrimmed) {
+            guard x.exact != nil || y.exact != nil else { left.append(x.chunk); right.append(y.chunk); continue }
+            func payload(_ exact: [UInt8]) -> [UInt8] { Array(exact[8..<8 + Int(ByteOrder.little.u32(exact, 4))]) }
+            let a = try x.exact.map(payload) ?? original.read(at: x.chunk.payloadOffset, count: Int(x.chunk.size))
+            let b = try y.exact.map(payload) ?? cleaned.read(at: y.chunk.payloadOffset, count: Int(y.chunk.size))
+            guard a == b else {
+                return ContentCheck(method: method, passed: false, detail: "\(x.chunk.id) chunk at \(x.chunk.offset) differs")
+            }
         }
         for (x, y) in zip(left, right) {
             // VP8X: everything but the metadata flags must match (alpha, animation, canvas size).

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#define _GNU_SOURCE
+#include "sandbox_parts.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int metascrub_drop_user(long long uid, long long gid) {
+    if (uid < 0) return 0;
+    // The bounding set first (that needs CAP_SETPCAP, which setresuid is about to take away).
+    for (int cap = 0; cap <= 63; cap++) {
+        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return -errno;
+    }
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -errno;
+    if (setgroups(0, NULL) != 0) return -errno;
+    if (setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) != 0) return -errno;
+    // Without SECBIT_KEEP_CAPS, leaving uid 0 for good clears the permitted and effective sets.
+    if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0) return -errno;
+    struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+    struct __user_cap_data_struct data[2] = { { 0 } };
+    if (syscall(SYS_capget, &header, data) != 0) return -errno;
+    if (data[0].permitted | data[1].permitted | data[0].effective | data[1].effective) return -EPERM;
+    if (setuid(0) == 0) return -EPERM; // could get root back: refuse to go on
+    return 0;
+}
+
+static long long entries(const char *path) {
+    DIR *dir = opendir(path);
+    if (!dir) return 0;
+    long long count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) count += entry->d_name[0] != '.';
+    closedir(dir);
+    return count;
+}
+
+long long metascrub_tasks_of_user(uid_t uid) {
+    DIR *proc = opendir("/proc");
+    if (!proc) return -errno;
+    long long tasks = 0;
+    struct dirent *entry;
+    char path[64];
+    while ((entry = readdir(proc)) != NULL) {
+        if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%s", entry->d_name);
+        if (stat(path, &st) != 0 || st.st_uid != uid) continue;
+        snprintf(path, sizeof path, "/proc/%s/task", entry->d_name);
+        tasks += entries(path);
+    }
+    closedir(proc);
+    return tasks;
+}
+
+long long metascrub_threads_of_self(void) { return entries("/proc/self/task"); }

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The pieces metascrub_sandbox_enter puts together (private to CSandbox).
+#ifndef SANDBOX_PARTS_H
+#define SANDBOX_PARTS_H
+
+#include <sys/types.h>
+
+/// The seccomp allow-list (all threads). 0 or a negative errno.
+int metascrub_seccomp_allowlist(void);
+
+/// Landlock ABI version the kernel speaks, 0 when none.
+int metascrub_landlock_abi(void);
+
+/// Restricts the calling thread (and what it starts later) to reading `readable` and writing in `writable`
+/// (newline-separated paths), with no TCP and no signals or abstract sockets beyond itself. Sets no_new_privs.
+int metascrub_landlock(const char *readable, const char *writable);
+
+/// Leaves root for `uid`/`gid` for good, with no supplementary groups and every capability dropped (bounding,
+/// ambient, permitted, effective). uid < 0: nothing to do. 0 or a negative errno.
+int metascrub_drop_user(long long uid, long long gid);
+
+/// Tasks (threads) the kernel counts against `uid`'s RLIMIT_NPROC, or a negative errno.
+long long metascrub_tasks_of_user(uid_t uid);
+
+long long metascrub_threads_of_self(void);
+
+#endif

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Code running inside a real, confined worker (what a parser bug in FFmpeg, LibRaw, libheif or exiv2 would give
+/// an attacker) tries each known escape; each must fail with the errno the sandbox layer gives. The attack is
+/// Tests/WorkerAttack/worker-attack.c, built here and LD_PRELOADed into the server: it replaces usleep, which the
+/// worker's stall hook calls once the sandbox is entered, so it runs exactly as confined as a parser would.
+final class ServeSandboxTests: ServeTestCase {
+    /// Attempt → the errno it must fail with (seccomp: EPERM; Landlock: EACCES).
+    static let blocked: [String: String] = [
+        "io_uring_setup": "EPERM", "socket_inet": "EPERM", "socket_unix": "EPERM", "socketpair": "EPERM",
+        "connect": "EPERM", "pidfd_open": "EPERM", "pidfd_getfd": "EPERM", "ptrace_attach": "EPERM",
+        "process_vm_readv": "EPERM", "proc_mem_write": "EACCES", "proc_environ_read": "EACCES",
+        "kill_server": "EPERM", "kill_group": "EPERM", "tgkill_server": "EPERM", "setuid_root": "EPERM",
+        "read_token": "EACCES", "list_spool": "EACCES", "read_other_job": "EACCES", "write_other_job": "EACCES",
+        "write_spool": "EACCES", "write_tmp": "EACCES", "read_etc_shadow": "EACCES", "symlink_in_job": "EPERM",
+        "link_token": "EPERM", "chmod_token": "EPERM", "chmod_other_job": "EPERM", "utimes_token": "EPERM",
+        "fork": "EPERM", "clone_process": "EPERM", "execve": "EPERM",
+    ]
+
+    func testEscapesFromAConfinedWorkerFailAsRoot() throws {
+        guard geteuid() == 0 else { throw XCTSkip("the root half needs the tests to run as root") }
+        try attack(asServer: nil, expectedWorkerUID: 65534)
+    }
+
+    /// The shipped container's case: the server and its workers share one uid, so only the sandbox separates them.
+    func testEscapesFromAConfinedWorkerFailAsNonRoot() throws {
+        guard geteuid() == 0 else { throw XCTSkip("switching to another uid needs root") }
+        try attack(asServer: (1000, 1000), expectedWorkerUID: 1000)
+    }
+
+    private func attack(asServer user: (uid: UInt32, gid: UInt32)?, expectedWorkerUID: UInt32) throws {
+        let library = scratch + "/worker-attack.so"
+        let source = ServeProcess.repo.appendingPathComponent("Tests/WorkerAttack/worker-attack.c").path
+        let cc = Curl.run(["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"], executable: "/usr/bin/cc")
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        chmod(scratch, 0o755)
+        let token = scratch + "/token"
+        FileManager.default.createFile(atPath: token, contents: Data("attack-test-token-0123456789\n".utf8))
+        chmod(token, 0o600)
+        let serverDirectory = scratch + "/server-\(servers.count)"
+        try FileManager.default.createDirectory(atPath: serverDirectory, withIntermediateDirectories: true)
+        if let user {
+            chown(token, user.uid, user.gid)
+            chown(serverDirectory, user.uid, user.gid)
+        }
+        let escape = "/tmp/metascrub-attack-escape"
+        unlink(escape)
+        let (listener, port) = try Self.loopbackListener()
+        defer { close(listener) }
+        let server = try start(["--token-file", token], stallMs: 1, environment: [
+            "LD_PRELOAD": library, "METASCRUB_ATTACK": "1", "METASCRUB_ATTACK_PORT": String(port),
+            "METASCRUB_ATTACK_TOKEN": token,
+        ], user: user)
+        // Another request's folder, as the workers' uid owns it: the attacker must neither read nor rewrite it.
+        let root = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: server.spool).first)
+        let planted = server.spool + "/" + root + "/job-planted"
+        try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: false)
+        FileManager.default.createFile(atPath: planted + "/input", contents: Data("another client's upload".utf8))
+        let owner = user?.uid ?? expectedWorkerUID
+        chown(planted, owner, owner)
+        chown(planted + "/input", owner, owner)
+        chmod(planted, 0o700)
+
+        let result = Curl.post(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
+                               extra: ["-H", "Authorization: Bearer attack-test-token-0123456789"], scratch: scratch)
+        XCTAssertEqual(result.status, 200, result.bodyText + server.serverLog)
+        XCTAssertTrue(server.process.isRunning, "the worker killed the server")
+        let lines = server.serverLog.split(separator: "\n").filter { $0.hasPrefix("metascrub-attack ") }
+        XCTAssertTrue(lines.contains("metascrub-attack done"), "the attack did not run: \(server.serverLog)")
+        let job = server.serverLog.split(separator: "\n").first { $0.hasPrefix("metascrub-attack-job ") }
+        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(server.spool)/\(root)/job-") == true, "attack aimed wrong: \(job ?? "")")
+        var outcomes: [String: (rc: String, errno: String)] = [:]
+        for line in lines {
+            let fields = line.split(separator: " ")
+            guard fields.count == 4 else { continue }
+            outcomes[String(fields[1])] = (String(fields[2].dropFirst(3)), String(fields[3].dropFirst(6)))
+        }
+        for (name, errno) in Self.blocked {
+            let outcome = try XCTUnwrap(outcomes[name], "\(name) was not tried")
+            XCTAssertEqual(outcome.rc, "-1", "\(name) succeeded inside the sandbox")
+            XCTAssertEqual(outcome.errno, errno, name)
+        }
+        XCTAssertEqual(outcomes["write_own_job"]?.errno, "0", "the worker could not write in its own folder")
+        let identity = try XCTUnwrap(lines.first { $0.hasPrefix("metascrub-attack identity") })
+        XCTAssertTrue(identity.contains("uid=\(expectedWorkerUID) euid=\(expectedWorkerUID) "), String(identity))
+        XCTAssertTrue(identity.hasSuffix("capeff=000000000 capprm=000000000"), String(identity))
+        XCTAssertEqual(FileManager.default.contents(atPath: planted + "/input"), Data("another client's upload".utf8))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: escape))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: server.spool + "/" + root + "/escape"))
+    }
+
+    /// A TCP listener on loopback the worker must not reach.
+    static func loopbackListener() throws -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ready = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ready else { throw NSError(domain: "serve", code: 3) }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}
