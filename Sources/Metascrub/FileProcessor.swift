@@ -307,6 +307,12 @@ public struct FileProcessor: Sendable {
         report.findings = findings.forReport(showValues: options.showValues)
         report.notes += scan.notes
         let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
+        // A signed manifest refused under `provenance: fail`: the report says what would have broken it.
+        for finding in forbidden where finding.rule.hasPrefix("provenance fail: ") {
+            report.notes.append(Note(.error, code: "provenance-refused",
+                                     "C2PA manifest not broken (provenance: fail): \(finding.rule.dropFirst("provenance fail: ".count))",
+                                     offset: finding.item.offset))
+        }
         if !forbidden.isEmpty {
             throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
         }
@@ -331,6 +337,12 @@ public struct FileProcessor: Sendable {
             let orientation = Policy.orientationKeys.contains(finding.item.key)
             report.notes.append(Note(orientation ? .warning : .info, code: orientation ? "orientation-fallback" : "kept-instead",
                                      "\(finding.item.key) kept: \(reason)"))
+        }
+        // A signed manifest that goes although the policy keeps provenance: the report says why, not only -v.
+        for finding in findings where finding.disposition == .remove && finding.rule.hasPrefix("provenance keep-valid: ") {
+            report.notes.append(Note(.warning, code: "provenance-removed",
+                                     "C2PA manifest removed: \(finding.rule.dropFirst("provenance keep-valid: ".count))",
+                                     offset: finding.item.offset))
         }
         report.findings = findings.enumerated().map { index, finding in
             var f = finding

@@ -34,6 +34,18 @@ public struct Policy: Sendable, Equatable {
         case keep
     }
 
+    /// What becomes of a C2PA manifest (Content Credentials) the rules keep. A manifest's hard binding is a hash
+    /// over the file's other bytes, so it survives a clean only if nothing it covers changes.
+    public enum ProvenanceMode: String, Sendable, Codable, CaseIterable {
+        /// Keep it only while nothing inside it is removed and its binding still validates after the clean;
+        /// otherwise remove it, saying why.
+        case keepValid = "keep-valid"
+        /// Remove every manifest, whatever the key and category rules say.
+        case remove
+        /// Refuse the file rather than remove a manifest the rules keep (or keep one the clean would break).
+        case fail
+    }
+
     public static let schemaVersion = 1
 
     public var name: String
@@ -51,6 +63,8 @@ public struct Policy: Sendable, Equatable {
     public var minimumPSNR: Double = Policy.defaultMinimumPSNR
     public var damaged: DamagedMode = .clean
     public var unwalked: UnwalkedMode = .fail
+    /// Content Credentials (`provenance:`); keep-valid unless the policy says otherwise.
+    public var provenance: ProvenanceMode = .keepValid
     /// What becomes of an embedded item the policy says to `clean` but metascrub cannot clean (a thumbnail inside
     /// EXIF, a video after a photo, a file of a format without a cleaner): `remove` (the default) or `fail`.
     public var uncleanable: Disposition = .remove

@@ -6,6 +6,7 @@ public enum PolicyLoader {
     static let topLevelKeys: Set<String> = [
         "schema", "name", "description", "default", "unknown", "categories", "keys", "orientation", "reencode",
         "convert", "min-psnr", "damaged", "unwalked", "uncleanable", "max-pixels",
+        "provenance",
     ]
 
     public static func load(yaml text: String, file: String) throws(MetascrubError) -> Policy {
@@ -63,6 +64,12 @@ public enum PolicyLoader {
                 throw fail(node, "unwalked", "must be one of \(Policy.UnwalkedMode.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             policy.unwalked = mode
+        }
+        if let (_, node) = fields["provenance"] {
+            guard let text = node.string, let mode = Policy.ProvenanceMode(rawValue: text) else {
+                throw fail(node, "provenance", "must be one of \(Policy.ProvenanceMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            policy.provenance = mode
         }
         if let (_, node) = fields["uncleanable"] {
             guard let text = node.string, let value = Disposition(rawValue: text), value == .remove || value == .fail else {

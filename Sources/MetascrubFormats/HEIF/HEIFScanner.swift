@@ -309,10 +309,12 @@ enum HEIFScanner {
                 let head = try source.read(at: box.payloadOffset, count: Int(min(box.payloadSize, 256)))
                 let isC2PA = head.windows(ofCount: 4).contains { $0.elementsEqual(Array("c2pa".utf8)) }
                 add(isC2PA ? "jumbf:c2pa" : "jumbf:box", .provenance, isC2PA ? "C2PA manifest (JUMBF)" : "JUMBF box")
+                if isC2PA { try found.c2paJUMB(box, store: found.items.count - 1, source: source) }
             case "uuid":
                 let uuid = box.extendedType ?? []
                 if uuid == BoxUUID.c2pa {
                     add("jumbf:c2pa", .provenance, "C2PA manifest (uuid box)")
+                    try found.c2paUUID(box, store: found.items.count - 1, source: source)
                 } else if uuid == BoxUUID.xmp {
                     guard box.payloadSize <= Int64(metadataLimit) else {
                         throw MetascrubError.limitExceeded(format: layout.format, path: box.path, offset: box.offset, limit: "\(metadataLimit) bytes per metadata box")

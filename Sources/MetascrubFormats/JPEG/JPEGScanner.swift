@@ -32,6 +32,7 @@ enum JPEGScanner {
         var layout = JPEGLayout(structure: structure)
         var found = ItemCollector(options)
         var iccSegments: [Int] = []
+        var jumbfSegments: [Int: [Int]] = [:]
         var extensionSegments: [String: [Int]] = [:]
         var mpfIndex: (segment: Int, entries: [(offset: Int64, length: Int64)])?
         var appCount: [UInt8: Int] = [:]
@@ -124,6 +125,10 @@ enum JPEGScanner {
                     found.items.append(MetadataItem(key: "photoshop:\(name)", category: category, location: "\(location)/8BIM/\(String(format4hex: resource.id))",
                                               offset: irbOrigin + Int64(resource.offset), length: Int64(resource.raw.count), isUnknown: !known))
                     resourceItems[found.items.count - 1] = r
+                    // A resource is kept or dropped whole; what it holds (XMP in 0x0424, EXIF in 0x0422, a URL in
+                    // 0x040B) is read first, so a position inside decides it.
+                    let data = Array(resource.raw[(resource.dataRange.lowerBound - resource.offset)..<(resource.dataRange.upperBound - resource.offset)])
+                    found.inspect(found.items.count - 1, payload: data, origin: irbOrigin + Int64(resource.dataRange.lowerBound))
                 }
                 if irb.restAt != nil {
                     add("photoshop:unparsed", .content, detail: "bytes after the last image resource", unknown: true)
@@ -141,9 +146,10 @@ enum JPEGScanner {
                 found.inspect(found.items.count - 1, payload: try source.read(at: segment.payloadOffset, count: segment.payloadLength),
                               origin: segment.payloadOffset)
             case .jumbf:
-                let body = try source.read(at: segment.payloadOffset, count: min(segment.payloadLength, 256))
-                let isC2PA = body.windows(ofCount: 4).contains { $0.elementsEqual(Array("c2pa".utf8)) }
-                add(isC2PA ? "jumbf:c2pa" : "jumbf:box", .provenance, detail: isC2PA ? "C2PA manifest (JUMBF)" : "JUMBF box")
+                // A JUMBF box spans APP11 segments sharing a box instance number: one item, read once all are seen.
+                let head = try source.read(at: segment.payloadOffset, count: min(segment.payloadLength, 4))
+                jumbfSegments[head.count == 4 ? Int(BigEndian.u16(head, 2)) : -1, default: []].append(index)
+                continue
             case .otherApp(let ident):
                 let category: Category = ident.hasPrefix("FLIR") ? .device : NameClassifier.category(of: ident, otherwise: .content)
                 let label = ident.isEmpty ? segment.name : "\(segment.name):\(ident.prefix { $0 != " " })"
@@ -164,6 +170,9 @@ enum JPEGScanner {
             found.items.append(MetadataItem(key: "icc:profile", category: .rendering, location: "APP2/ICC_PROFILE", offset: first.offset,
                                       length: Int64(total), detail: "ICC profile, \(total) bytes in \(iccSegments.count) segment\(iccSegments.count == 1 ? "" : "s")"))
             for s in iccSegments { layout.segmentItems[s] = [found.items.count - 1] }
+        }
+        for (_, segments) in jumbfSegments.sorted(by: { $0.key < $1.key }) {
+            try JPEGJUMBF.itemise(segments, structure, source, into: &found, layout: &layout)
         }
         // Extended XMP: one block per GUID, usually depth maps or images in base64.
         for (guid, segments) in extensionSegments.sorted(by: { $0.key < $1.key }) {

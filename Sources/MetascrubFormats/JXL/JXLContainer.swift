@@ -72,6 +72,7 @@ enum JXLScanner {
                 let body = try source.read(at: box.payloadOffset, count: Int(min(box.payloadSize, 256)))
                 let isC2PA = body.windows(ofCount: 4).contains { $0.elementsEqual(Array("c2pa".utf8)) }
                 add(isC2PA ? "jumbf:c2pa" : "jumbf:box", .provenance, isC2PA ? "C2PA manifest (JUMBF)" : "JUMBF box")
+                if isC2PA { try found.c2paJUMB(box, store: found.items.count - 1, source: source) }
             case "brob":
                 guard box.payloadSize >= 4 else { add("jxl:brob", .content, "empty compressed box", unknown: true); continue }
                 let inner = FourCC(bytes: try source.read(at: box.payloadOffset, count: 4))
@@ -91,6 +92,7 @@ enum JXLScanner {
             case "uuid":
                 if box.extendedType == BoxUUID.c2pa {
                     add("jumbf:c2pa", .provenance, "C2PA manifest (uuid box)")
+                    try found.c2paUUID(box, store: found.items.count - 1, source: source)
                 } else {
                     add("jxl:uuid", .content, "vendor box \(BoxUUID.hex(box.extendedType ?? []))", unknown: true)
                 }

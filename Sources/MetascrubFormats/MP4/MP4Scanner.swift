@@ -117,7 +117,8 @@ struct MP4Scanner {
         if uuid == BoxUUID.xmp {
             try scanXMP(box, payloadOffset: box.payloadOffset)
         } else if uuid == BoxUUID.c2pa {
-            add("jumbf:c2pa", .provenance, box, detail: "C2PA manifest (uuid box)", edit: .drop(box))
+            let store = add("jumbf:c2pa", .provenance, box, detail: "C2PA manifest (uuid box)", edit: .drop(box))
+            try found.c2paUUID(box, store: store, source: source)
         } else {
             add("mp4:uuid/\(BoxUUID.hex(uuid))", .device, box, detail: "vendor uuid box, \(box.size) bytes", unknown: true, edit: .drop(box))
         }

@@ -127,11 +127,15 @@ public enum ExifParser {
                 return nil
             } catch { return nil }
         }
+        var gpsAt = pointer(ifd0.entries, ExifBlock.gpsPointer)
         if let exif = sub(pointer(ifd0.entries, ExifBlock.exifPointer), .exif) {
-            block.directories[.exif] = exif.filter { $0.tag != ExifBlock.interopPointer }
+            // Some writers link the GPS IFD from the Exif IFD instead of IFD0; readers (ExifTool) follow it there,
+            // so it is read, and a rebuild links it from IFD0 where it belongs.
+            gpsAt = gpsAt ?? pointer(exif, ExifBlock.gpsPointer)
+            block.directories[.exif] = exif.filter { $0.tag != ExifBlock.interopPointer && $0.tag != ExifBlock.gpsPointer }
             if let interop = sub(pointer(exif, ExifBlock.interopPointer), .interop) { block.directories[.interop] = interop }
         }
-        if let gps = sub(pointer(ifd0.entries, ExifBlock.gpsPointer), .gps) { block.directories[.gps] = gps }
+        if let gps = sub(gpsAt, .gps) { block.directories[.gps] = gps }
         if ifd0.next != 0, let ifd1 = sub(ifd0.next, .ifd1) {
             block.directories[.ifd1] = ifd1.filter { $0.tag != ExifBlock.thumbnailOffset && $0.tag != ExifBlock.thumbnailLength }
             if let start = pointer(ifd1, ExifBlock.thumbnailOffset), let length = pointer(ifd1, ExifBlock.thumbnailLength) {

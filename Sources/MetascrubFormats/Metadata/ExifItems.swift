@@ -60,6 +60,8 @@ public struct ExifItems: Sendable {
     /// Text entries that are not ASCII-typed: UserComment (UNDEFINED with a charset prefix) and the Windows XP
     /// fields (UTF-16 in BYTE).
     static let textTags: Set<UInt16> = [0x9286, 0x9C9B, 0x9C9C, 0x9C9D, 0x9C9E, 0x9C9F]
+    /// An IPTC-IIM block TIFF writers put in an IFD entry (LONG or UNDEFINED).
+    static let iptcTag: UInt16 = 0x83BB
 
     /// Appends the block's items to `items`. `location` names the container ("APP1#1/EXIF"), `origin` the
     /// block's file offset.
@@ -85,9 +87,17 @@ public struct ExifItems: Sendable {
                 // Free text (descriptions, comments, artist, XP* fields) is kept or dropped per entry: a position
                 // written into it is an item inside the entry, and decides it. Byte and undefined entries are read too:
                 // a writer may type any text field so (an UNDEFINED ImageDescription), and IFD0's XMP (0x02BC) is bytes.
-                if directory != .gps, category != .location, entry.tag != ExifBlock.makerNote,
+                // An IPTC-IIM block in 0x83BB (LONG or UNDEFINED) is itemised dataset by dataset, as ExifTool reads it.
+                let entryItem = items.count - 1
+                if entry.tag == iptcTag, entry.value.first == 0x1C {
+                    let before = items.count
+                    PhotoshopItems.itemise(irbOrIPTC: entry.value, origin: origin + Int64(entry.valueOffset),
+                                           location: "\(location)/\(directory.rawValue)/0x83bb", options: options,
+                                           into: &items, notes: &notes)
+                    for i in before..<items.count where items[i].parent == nil { items[i].parent = entryItem }
+                } else if directory != .gps, category != .location, entry.tag != ExifBlock.makerNote,
                    [1, 2, 7].contains(entry.type) || textTags.contains(entry.tag) {
-                    ContentInspector.inspect(entry.value, origin: origin + Int64(entry.valueOffset), parent: items.count - 1,
+                    ContentInspector.inspect(entry.value, origin: origin + Int64(entry.valueOffset), parent: entryItem,
                                              options: options, items: &items, notes: &notes)
                 }
                 if entry.tag == ExifBlock.makerNote {

@@ -132,7 +132,14 @@ enum PNGScanner {
                 layout.contents[index] = .item(add("png:\(chunk.type)", .content, value: options.includeValues ? name : nil,
                                                    detail: what))
             case "caBX":
-                layout.contents[index] = .item(add("jumbf:c2pa", .provenance, detail: "C2PA manifest store (caBX)"))
+                let store = add("jumbf:c2pa", .provenance, detail: "C2PA manifest store (caBX)")
+                layout.contents[index] = .item(store)
+                if chunk.length <= JPEGJUMBF.maxBox {
+                    try found.c2pa(try source.read(at: chunk.dataOffset, count: Int(chunk.length)), store: store,
+                                   placement: .contiguous(chunk.dataOffset), source: source)
+                } else {
+                    found.unread(store, "larger than \(JPEGJUMBF.maxBox) bytes")
+                }
             case "orNT":
                 layout.contents[index] = .orientation(add("png:orNT", .rendering, detail: "ImageMagick orientation chunk"))
             default:

@@ -93,7 +93,9 @@ private struct TypedScan<H: FormatHandler>: ScannedFile {
 
     func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
         // Embedded files settle their own items (an orientation their handler cannot bake, …) inside the parent's.
-        try scan.settleEmbedded(handler.settle(findings, input: input, scan: scan, policy: policy), policy: policy)
+        // C2PA manifests come last: whether one stays depends on every other decision (`ProvenanceRule`).
+        ProvenanceRule.settle(try scan.settleEmbedded(handler.settle(findings, input: input, scan: scan, policy: policy), policy: policy),
+                              manifests: scan.provenance, policy: policy)
     }
 
     func clean(_ input: any ByteSource, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {

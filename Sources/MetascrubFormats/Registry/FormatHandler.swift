@@ -11,17 +11,21 @@ public struct ScanResult<Layout: Sendable>: Sendable {
     /// Files inside this one scanned by their own handlers (cover art, an image after the end of this one),
     /// whose items are among `items` as children of the file's item (`ItemCollector.embeddedFile`).
     public var embedded: [EmbeddedFile] = []
+    /// C2PA manifest stores found in the file, with their hard binding checked against it.
+    public var provenance: [ProvenanceManifest] = []
 
-    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Layout, embedded: [EmbeddedFile] = []) {
+    public init(items: [MetadataItem] = [], notes: [Note] = [], layout: Layout, embedded: [EmbeddedFile] = [],
+                provenance: [ProvenanceManifest] = []) {
         self.items = items
         self.notes = notes
         self.layout = layout
         self.embedded = embedded
+        self.provenance = provenance
     }
 
     /// The same items and notes with another layout (a handler that hands a variant to another handler).
     public func with<Other>(layout: Other) -> ScanResult<Other> {
-        ScanResult<Other>(items: items, notes: notes, layout: layout, embedded: embedded)
+        ScanResult<Other>(items: items, notes: notes, layout: layout, embedded: embedded, provenance: provenance)
     }
 }
 

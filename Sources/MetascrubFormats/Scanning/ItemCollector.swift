@@ -10,6 +10,8 @@ struct ItemCollector {
     var notes: [Note] = []
     /// Files inside this one scanned by their own handlers (`embeddedFile`).
     var embedded: [EmbeddedFile] = []
+    /// C2PA manifest stores and whether their hard binding holds (`c2pa`).
+    var provenance: [ProvenanceManifest] = []
 
     init(_ options: ScanOptions) { self.options = options }
 
@@ -63,6 +65,6 @@ struct ItemCollector {
 
     /// The scan handed to the pipeline.
     func result<Layout>(_ layout: Layout) -> ScanResult<Layout> {
-        ScanResult(items: items, notes: notes, layout: layout, embedded: embedded)
+        ScanResult(items: items, notes: notes, layout: layout, embedded: embedded, provenance: provenance)
     }
 }

@@ -61,6 +61,11 @@ public struct WebPFormat: FormatHandler {
                 layout.contents[index] = .xmp(packet: packet, keys: keys)
             case "ICCP":
                 layout.contents[index] = .item(add("icc:profile", .rendering, detail: "ICC profile (ICCP), \(chunk.size) bytes"))
+            case "C2PA" where parseable:
+                let store = add("jumbf:c2pa", .provenance, detail: "C2PA manifest store (C2PA chunk)")
+                layout.contents[index] = .item(store)
+                try found.c2pa(try input.read(at: chunk.payloadOffset, count: Int(chunk.size)), store: store,
+                               placement: .contiguous(chunk.payloadOffset), source: input)
             default:
                 let category = NameClassifier.category(of: name, otherwise: .content)
                 layout.contents[index] = .item(add("webp:chunk:\(name)", category, detail: "\(chunk.size)-byte \(name) chunk", unknown: true))
