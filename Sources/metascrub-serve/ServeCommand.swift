@@ -64,7 +64,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: .hidden)
     var noSandbox = false
 
-    @Flag(name: .long, help: "Exec a worker per file instead of forking it from a warm fork server (slower; same sandbox).")
+    @Flag(name: .long,
+          help: "Exec a worker per file instead of forking it from a warm fork server (slower; same sandbox).")
     var noForkServer = false
 
     @Option(name: .long, help: ArgumentHelp("Read settings from this file instead of the nearest .metascrub.yaml.", valueName: "file"))

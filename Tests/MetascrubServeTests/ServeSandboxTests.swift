@@ -76,7 +76,8 @@ final class ServeSandboxTests: ServeTestCase {
         XCTAssertTrue(lines.contains("metascrub-attack done"), "the attack did not run: \(server.serverLog)")
         let job = server.serverLog.split(separator: "\n").first { $0.hasPrefix("metascrub-attack-job ") }
         // The server forks workers from its fork server: the attack ran in a forked child, not an exec'd worker.
-        XCTAssertTrue(server.serverLog.contains("metascrub-attack-worker forked"), "not a forked worker: \(server.serverLog)")
+        XCTAssertTrue(server.serverLog.contains("metascrub-attack-worker forked"),
+                      "not a forked worker: \(server.serverLog)")
         XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(server.spool)/\(root)/job-") == true, "attack aimed wrong: \(job ?? "")")
         var outcomes: [String: (rc: String, errno: String)] = [:]
         for line in lines {
