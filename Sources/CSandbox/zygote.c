@@ -52,12 +52,14 @@ static void become_child(void) {
     signal(SIGPIPE, SIG_DFL);
 }
 
-static void start_job(struct zygote_child *slots, int out, long long id, const char *job,
+static int start_job(struct zygote_child *slots, int out, long long id, const char *job,
                       metascrub_zygote_job run, void *context) {
     char reply[96];
     int slot = -1;
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
-    pid_t pid = slot < 0 ? (errno = EAGAIN, -1) : fork();
+    // A parent with a second thread could fork a child holding a lock that thread owned: refuse to fork then.
+    int single = metascrub_threads_of_self() == 1;
+    pid_t pid = slot < 0 ? (errno = EAGAIN, -1) : !single ? (errno = EDEADLK, -1) : fork();
     if (pid == 0) {
         become_child();
         _exit(run(job, context));
@@ -72,9 +74,10 @@ static void start_job(struct zygote_child *slots, int out, long long id, const c
     if (pid < 0) {
         snprintf(reply, sizeof reply, "failed %lld %d\n", id, errno);
         write_all(out, reply);
-        return;
+        return single;
     }
     slots[slot] = (struct zygote_child){ id, pid, pidfd };
+    return 1;
 }
 
 static void end_job(struct zygote_child *child, int out) {
@@ -94,12 +97,15 @@ static void kill_job(struct zygote_child *slots, long long id) {
     }
 }
 
-/// One request line: `job ID TEXT` or `kill ID`.
-static void handle(char *line, struct zygote_child *slots, int out, metascrub_zygote_job run, void *context) {
+/// One request line: `job ID TEXT` or `kill ID`. 0: stop taking jobs (this process is no longer fit to fork).
+static int handle(char *line, struct zygote_child *slots, int out, metascrub_zygote_job run, void *context) {
     long long id = 0;
     int used = 0;
-    if (sscanf(line, "job %lld %n", &id, &used) == 1 && used > 0) start_job(slots, out, id, line + used, run, context);
-    else if (sscanf(line, "kill %lld", &id) == 1) kill_job(slots, id);
+    if (sscanf(line, "job %lld %n", &id, &used) == 1 && used > 0) {
+        return start_job(slots, out, id, line + used, run, context);
+    }
+    if (sscanf(line, "kill %lld", &id) == 1) kill_job(slots, id);
+    return 1;
 }
 
 int metascrub_zygote_serve(int in, int out, metascrub_zygote_job run, void *context) {
@@ -143,7 +149,8 @@ int metascrub_zygote_serve(int in, int out, metascrub_zygote_job run, void *cont
         char *start = buffer, *newline;
         while ((newline = strchr(start, '\n')) != NULL) {
             *newline = '\0';
-            handle(start, slots, out, run, context);
+            // Unfit to fork: once the running children end this process exits, and the server execs workers.
+            if (!handle(start, slots, out, run, context)) open_input = 0;
             start = newline + 1;
         }
         filled = (size_t)(buffer + filled - start);
