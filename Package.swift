@@ -119,7 +119,7 @@ let package = Package(
         .executableTarget(
             name: "metascrub",
             dependencies: [
-                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox",
+                "Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubSandbox", "CSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

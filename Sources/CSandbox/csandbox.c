@@ -100,6 +100,10 @@ long long metascrub_sandbox_limit(int resource) {
 extern char **environ;
 
 int metascrub_spawn(const char *path, char *const argv[], pid_t *pid) {
+    return metascrub_spawn_with(path, argv, -1, -1, pid);
+}
+
+int metascrub_spawn_with(const char *path, char *const argv[], int in, int out, pid_t *pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
     int rc = posix_spawn_file_actions_init(&actions);
@@ -112,8 +116,10 @@ int metascrub_spawn(const char *path, char *const argv[], pid_t *pid) {
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
-    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (rc == 0) rc = in >= 0 ? posix_spawn_file_actions_adddup2(&actions, in, 0)
+                                : posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0) rc = out >= 0 ? posix_spawn_file_actions_adddup2(&actions, out, 1)
+                                 : posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     if (rc == 0) rc = posix_spawnattr_setsigmask(&attributes, &none);
     if (rc == 0) rc = posix_spawnattr_setsigdefault(&attributes, &all);

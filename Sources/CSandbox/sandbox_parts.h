@@ -24,4 +24,7 @@ long long metascrub_tasks_of_user(uid_t uid);
 
 long long metascrub_threads_of_self(void);
 
+/// metascrub_spawn with standard input and output on `in` and `out` (-1: /dev/null).
+int metascrub_spawn_with(const char *path, char *const argv[], int in, int out, pid_t *pid);
+
 #endif

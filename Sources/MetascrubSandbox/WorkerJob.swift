@@ -23,6 +23,8 @@ public struct WorkerJob: Sendable {
     /// so only when the client asked for the full report.
     public var digests: Bool
     public var limits: SandboxLimits?
+    /// `policy`, already parsed by a fork server (shipped policies only: a policy file is read per job).
+    public var preparsedPolicy: Policy?
 
     public init(mode: Mode, input: String, output: String?, report: String, summary: String? = nil, policy: String,
                 refuseDamaged: Bool = false, digests: Bool = true, limits: SandboxLimits?) {
@@ -61,7 +63,7 @@ public struct WorkerJob: Sendable {
     public func run() -> Int32 {
         do {
             // The policy first: a policy file is read before the sandbox could get in the way.
-            var options = ProcessingOptions(policy: try RunSetup.policy(policy))
+            var options = ProcessingOptions(policy: try preparsedPolicy ?? RunSetup.policy(policy))
             options.digests = digests
             if refuseDamaged { options.policy.damaged = .refuse }
             if let limits { _ = try Sandbox.enter(confined(limits)) }

@@ -57,6 +57,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var workerExecutable = ServeConfiguration.workerBesideServer
     /// Off only for debugging: workers then run unconfined.
     public var sandbox = true
+    /// Fork each worker from a warm `metascrub worker --fork-server` (exec when off, or when it is not there).
+    public var forkServer = true
     public var refuseDamaged = false
 
     public init() {}

@@ -22,7 +22,10 @@ final class ServeState: Sendable {
         admission = Admission(workers: config.workers, queue: config.queue, uploads: config.effectiveUploadSlots)
         launcher = WorkerLauncher(executable: config.workerExecutable, sandbox: config.sandbox,
                                   cpuSeconds: config.timeoutSeconds, refuseDamaged: config.refuseDamaged,
-                                  workerUser: config.sandbox ? Self.workerUser : nil)
+                                  workerUser: config.sandbox ? Self.workerUser : nil,
+                                  forkServer: config.forkServer && FileManager.default.isExecutableFile(
+                                      atPath: config.workerExecutable)
+                                      ? ForkServerClient.start(executable: config.workerExecutable) : nil)
     }
 
     /// nobody, when the server runs as root: workers then never share the server's uid or its capabilities.

@@ -26,6 +26,8 @@ struct WorkerLauncher: Sendable {
     var refuseDamaged: Bool
     /// Who workers run as when the server is root (nobody): never the server's own uid, never with capabilities.
     var workerUser: (uid: UInt32, gid: UInt32)?
+    /// Forks warm workers when present and ready; nil or gone: every worker is exec'd.
+    var forkServer: ForkServerClient?
 
     func arguments(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64, digests: Bool) -> [String] {
         var args = ["worker", "--mode", mode.rawValue, "--input", job.input, "--report", job.report,
@@ -48,6 +50,12 @@ struct WorkerLauncher: Sendable {
     }
 
     func run(_ arguments: [String], timeout: Duration) async -> WorkerOutcome {
+        if let forkServer, let outcome = await forkServer.run(arguments, timeout: timeout) { return outcome }
+        return await exec(arguments, timeout: timeout)
+    }
+
+    /// One `metascrub worker` process, exec'd for this file.
+    func exec(_ arguments: [String], timeout: Duration) async -> WorkerOutcome {
         let watch = WorkerWatch()
         return await withTaskCancellationHandler {
             var pid: pid_t = 0
@@ -56,7 +64,7 @@ struct WorkerLauncher: Sendable {
             let rc = metascrub_spawn(executable, argv, &pid)
             guard rc == 0 else { return .failedToStart(String(cString: strerror(rc))) }
             let child = pid
-            watch.started(child, timeout: timeout)
+            watch.started(timeout: timeout) { _ = Glibc.kill(child, SIGKILL) }
             if Task.isCancelled { watch.kill() }
             // A blocking wait on a pool thread: at most --workers of these at once.
             let ended: WorkerOutcome = await withCheckedContinuation { continuation in
@@ -77,10 +85,10 @@ struct WorkerLauncher: Sendable {
     }
 }
 
-/// A running worker's PID, its deadline, and whether the deadline killed it.
+/// How to kill a running worker, its deadline, and whether the deadline killed it.
 final class WorkerWatch: Sendable {
     private struct State {
-        var pid: pid_t = 0
+        var killer: (@Sendable () -> Void)?
         var done = false
         var timedOut = false
         var timer: Task<Void, Never>?
@@ -89,13 +97,13 @@ final class WorkerWatch: Sendable {
 
     var timedOut: Bool { state.withLock { $0.timedOut } }
 
-    func started(_ pid: pid_t, timeout: Duration) {
+    func started(timeout: Duration, killer: @escaping @Sendable () -> Void) {
         let timer = Task { [self] in
             do { try await Task.sleep(for: timeout) } catch { return }
             kill(timedOut: true)
         }
         let finished = state.withLock { s in
-            s.pid = pid
+            s.killer = killer
             s.timer = timer
             return s.done
         }
@@ -113,9 +121,9 @@ final class WorkerWatch: Sendable {
     /// SIGKILL, unless it already ended (its PID may be reused by then).
     func kill(timedOut: Bool = false) {
         state.withLock { s in
-            guard s.pid > 0, !s.done else { return }
+            guard let killer = s.killer, !s.done else { return }
             if timedOut { s.timedOut = true }
-            _ = Glibc.kill(s.pid, SIGKILL)
+            killer()
         }
     }
 }

@@ -64,6 +64,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: .hidden)
     var noSandbox = false
 
+    @Flag(name: .long,
+          help: "Exec a worker per file instead of forking it from a warm fork server (slower; same sandbox).")
+    var noForkServer = false
+
     @Option(name: .long, help: ArgumentHelp("Read settings from this file instead of the nearest .metascrub.yaml.", valueName: "file"))
     var config: String?
 
@@ -135,6 +139,7 @@ struct ServeCommand: AsyncParsableCommand {
             if let spool { settings.spoolParent = spool }
             if refuseDamaged { settings.refuseDamaged = true }
             if noSandbox { settings.sandbox = false }
+            if noForkServer { settings.forkServer = false }
             return try settings.validated()
         }
         try await ServeServer.run(settings)

@@ -27,15 +27,24 @@ struct WorkerCommand: ParsableCommand {
     @Option var uid: UInt32?
     @Option var gid: UInt32?
     @Flag var noSandbox = false
+    /// Serve jobs from standard input, one forked child each, instead of one file (see `ForkServer`).
+    @Flag var forkServer = false
 
     func run() throws {
+        if forkServer { return try ForkServer.serve() }
+        let status = try job(preparsed: [:]).run()
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// The job this command line describes; `preparsed`: shipped policies the fork server parsed once.
+    func job(preparsed: [String: Policy]) throws(ValidationError) -> WorkerJob {
         let limits = noSandbox ? nil : SandboxLimits(
             cpuSeconds: cpuSeconds, addressSpaceBytes: addressSpace, fileSizeBytes: fileSize, openFiles: openFiles,
             extraTasks: extraTasks, user: uid.map { ($0, gid ?? $0) })
         guard let input, let report, let policy else { throw ValidationError("worker needs --input, --report and --policy") }
-        let job = WorkerJob(mode: mode, input: input, output: output, report: report, summary: summary, policy: policy,
+        var job = WorkerJob(mode: mode, input: input, output: output, report: report, summary: summary, policy: policy,
                             refuseDamaged: refuseDamaged, digests: digests, limits: limits)
-        let status = job.run()
-        if status != 0 { throw ExitCode(status) }
+        job.preparsedPolicy = preparsed[policy]
+        return job
     }
 }

@@ -74,9 +74,24 @@ final class ServeProcess {
         process.waitUntilExit()
     }
 
-    /// Worker processes the server started and that are still running.
+    /// Worker processes that are still running: the server's own children (exec'd workers) and those of its fork
+    /// server (forked workers), never the fork server itself.
     var workerPIDs: [pid_t] {
-        let parent = process.processIdentifier
+        let forkServer = forkServerPID
+        return Self.children(of: process.processIdentifier).flatMap { pid in
+            forkServer == pid ? Self.children(of: pid) : [pid]
+        }
+    }
+
+    /// The server's `metascrub worker --fork-server`, if it started one.
+    var forkServerPID: pid_t? {
+        Self.children(of: process.processIdentifier).first { pid in
+            let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+            return command.split(separator: "\0").contains("--fork-server")
+        }
+    }
+
+    static func children(of parent: pid_t) -> [pid_t] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         return entries.compactMap { name -> pid_t? in
             guard let pid = pid_t(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),

@@ -16,7 +16,8 @@ final class ServeSandboxTests: ServeTestCase {
         "io_uring_setup": "EPERM", "socket_inet": "EPERM", "socket_unix": "EPERM", "socketpair": "EPERM",
         "connect": "EPERM", "pidfd_open": "EPERM", "pidfd_getfd": "EPERM", "ptrace_attach": "EPERM",
         "process_vm_readv": "EPERM", "proc_mem_write": "EACCES", "proc_environ_read": "EACCES",
-        "kill_server": "EPERM", "kill_group": "EPERM", "tgkill_server": "EPERM", "setuid_root": "EPERM",
+        "kill_server": "EPERM", "kill_parent": "EPERM",
+        "kill_group": "EPERM", "tgkill_server": "EPERM", "setuid_root": "EPERM",
         "read_token": "EACCES", "list_spool": "EACCES", "read_other_job": "EACCES", "write_other_job": "EACCES",
         "write_spool": "EACCES", "write_tmp": "EACCES", "read_etc_shadow": "EACCES", "symlink_in_job": "EPERM",
         "link_token": "EPERM", "chmod_token": "EPERM", "chmod_other_job": "EPERM", "utimes_token": "EPERM",
@@ -74,6 +75,9 @@ final class ServeSandboxTests: ServeTestCase {
         let lines = server.serverLog.split(separator: "\n").filter { $0.hasPrefix("metascrub-attack ") }
         XCTAssertTrue(lines.contains("metascrub-attack done"), "the attack did not run: \(server.serverLog)")
         let job = server.serverLog.split(separator: "\n").first { $0.hasPrefix("metascrub-attack-job ") }
+        // The server forks workers from its fork server: the attack ran in a forked child, not an exec'd worker.
+        XCTAssertTrue(server.serverLog.contains("metascrub-attack-worker forked"),
+                      "not a forked worker: \(server.serverLog)")
         XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(server.spool)/\(root)/job-") == true, "attack aimed wrong: \(job ?? "")")
         var outcomes: [String: (rc: String, errno: String)] = [:]
         for line in lines {

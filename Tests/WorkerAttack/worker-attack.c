@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -27,9 +28,14 @@
 
 static int in_worker;
 static char job_folder[4096];
+// Recorded at exec, before any fork: the server, whether the worker was exec'd by it or forked by its fork server.
+static pid_t server_pid;
+static int forked;
 
 __attribute__((constructor)) static void record(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "worker") != 0 || !getenv("METASCRUB_ATTACK")) return;
+    server_pid = getppid();
+    forked = argc > 2 && strcmp(argv[2], "--fork-server") == 0;
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--report") == 0) {
             char report[4096];
@@ -64,8 +70,9 @@ static void report(const char *name, long rc, int error) {
 static int open_for(const char *path, int flags) { return open(path, flags | O_CLOEXEC, 0600); }
 
 static void attack(void) {
-    pid_t server = getppid();
+    pid_t server = server_pid;
     dprintf(2, "metascrub-attack-job %s\n", job_folder);
+    dprintf(2, "metascrub-attack-worker %s\n", forked ? "forked" : "exec");
     char path[4200];
 
     struct io_uring_params params;
@@ -92,6 +99,8 @@ static void attack(void) {
     TRY("proc_environ_read", open_for(path, O_RDONLY));
 
     TRY("kill_server", kill(server, SIGKILL));
+    // A forked worker's parent is the fork server (an exec'd worker's is the server itself).
+    TRY("kill_parent", kill(getppid(), SIGKILL));
     // Signal 0 asks the same permission as a real signal without killing the test runner should it pass.
     TRY("kill_group", kill(0, 0));
     TRY("tgkill_server", syscall(SYS_tgkill, server, server, SIGKILL));
@@ -135,6 +144,26 @@ static void attack(void) {
     dprintf(2, "metascrub-attack identity uid=%d euid=%d capeff=%x%08x capprm=%x%08x\n", getuid(), geteuid(),
             caps[1].effective, caps[0].effective, caps[1].permitted, caps[0].permitted);
     dprintf(2, "metascrub-attack done\n");
+}
+
+/// A forked worker's argv is the fork server's: its job folder is the one Landlock is given to write in, which
+/// the sandbox opens (O_PATH) just before the stall hook runs.
+static void note_job_folder(const char *path, int flags) {
+    const char *job = path && (flags & O_PATH) ? strstr(path, "/job-") : NULL;
+    if (!in_worker || job_folder[0] || !job) return;
+    size_t length = strcspn(job + 1, "/") + 1 + (size_t)(job - path);
+    if (length < sizeof job_folder) snprintf(job_folder, length + 1, "%s", path);
+}
+
+int open(const char *path, int flags, ...) {
+    static int (*real)(const char *, int, ...);
+    if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+    va_list rest;
+    va_start(rest, flags);
+    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(rest, mode_t) : 0;
+    va_end(rest);
+    note_job_folder(path, flags);
+    return real(path, flags, mode);
 }
 
 int usleep(useconds_t usec) {

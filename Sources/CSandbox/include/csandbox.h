@@ -58,6 +58,18 @@ int metascrub_sandbox_landlock_abi(void);
 /// the same uid (a worker) unless they could ptrace it anyway. 0 or an errno.
 int metascrub_make_undumpable(void);
 
+/// Runs one fork server job in a forked child (the job line's text after its id): returns the exit status.
+typedef int (*metascrub_zygote_job)(const char *job, void *context);
+
+/// The fork server: reads `job ID TEXT` and `kill ID` lines from `in`; per job forks a child that closes every
+/// descriptor but 0-2 (0 and 1 on /dev/null), dies with the parent, and runs `run`; writes `ended ID EXITED CODE`
+/// (EXITED 1: CODE is the exit status, 0: the signal) or `failed ID ERRNO` to `out`. Single-threaded: call it
+/// from a process that started no threads. Returns 0 once `in` is closed and every child has ended.
+int metascrub_zygote_serve(int in, int out, metascrub_zygote_job run, void *context);
+
+/// metascrub_spawn with `in` and `out` as the child's standard input and output (the fork server's pipes).
+int metascrub_spawn_piped(const char *path, char *const argv[], int in, int out, pid_t *pid);
+
 /// RLIMIT_* soft limit, or -1 for none.
 long long metascrub_sandbox_limit(int resource);
 

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import CSandbox
+import Foundation
+import Metascrub
+import MetascrubCore
+import MetascrubSandbox
+
+/// `metascrub worker --fork-server` (issue 33 item 6): started once by `metascrub serve`, it loads the binary and
+/// its libraries, parses the shipped policies and warms the argument parser, then forks one child per file. The
+/// child runs the very `worker` command line an exec'd worker would get, through the same `WorkerJob.run` (so it
+/// confines itself the same way before it opens the file); only the exec, the dynamic linking and the cold start
+/// are gone. The parent stays single-threaded and unconfined, and never opens an upload.
+enum ForkServer {
+    /// What every child inherits from the parent's warm-up.
+    final class Warm {
+        let policies: [String: Policy]
+        init(policies: [String: Policy]) { self.policies = policies }
+    }
+
+    static func serve() throws(ExitCode) {
+        // Like the server: /proc/<fork server>/mem closed to same-uid processes; children inherit it until they exec.
+        _ = metascrub_make_undumpable()
+        var policies: [String: Policy] = [:]
+        for name in PolicyCatalog.names { policies[name] = try? RunSetup.policy(name) }
+        // The first parse of a command costs ~1.5 ms of reflection; every child gets the warmed caches.
+        _ = try? WorkerCommand.parse(["--input", "/dev/null", "--report", "/dev/null", "--policy", "default"])
+        let warm = Unmanaged.passRetained(Warm(policies: policies))
+        let status = metascrub_zygote_serve(0, 1, runJob, warm.toOpaque())
+        warm.release()
+        if status != 0 { throw ExitCode(3) }
+    }
+
+    /// In the forked child: the job is the worker's argument vector as a JSON array (`worker` first).
+    private static let runJob: metascrub_zygote_job = { text, context in
+        guard let text, let context,
+              let data = String(cString: text).data(using: .utf8),
+              let arguments = (try? JSONSerialization.jsonObject(with: data)) as? [String],
+              arguments.first == "worker",
+              let command = try? WorkerCommand.parse(Array(arguments.dropFirst())),
+              !command.forkServer else {
+            FileHandle.standardError.write(Data("metascrub worker: the fork server got a malformed job\n".utf8))
+            return 2
+        }
+        let warm = Unmanaged<Warm>.fromOpaque(context).takeUnretainedValue()
+        do {
+            return try command.job(preparsed: warm.policies).run()
+        } catch {
+            FileHandle.standardError.write(Data("metascrub worker: \(error.localizedDescription)\n".utf8))
+            return 2
+        }
+    }
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The fork server (issue 33 item 6): workers are forked from it, one fresh child per file, and the server falls
+/// back to exec'ing workers when it is gone or switched off.
+final class ServeForkServerTests: ServeTestCase {
+    private func cleanOnce(_ server: ServeProcess) -> CurlResult {
+        Curl.post(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"), scratch: scratch)
+    }
+
+    func testEachFileGetsAFreshForkedChild() throws {
+        let server = try start(["--workers", "2"], stallMs: 300)
+        let forkServer = try XCTUnwrap(server.forkServerPID, "no fork server started")
+        var seen = Set<pid_t>()
+        for _ in 0..<3 {
+            let pending = Curl.start(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
+                                     scratch: scratch)
+            let worker = try XCTUnwrap(server.waitForWorker(), "no worker started")
+            XCTAssertEqual(ServeProcess.children(of: forkServer), [worker], "the worker is not the fork server's child")
+            seen.insert(worker)
+            XCTAssertEqual(pending.finish().status, 200)
+        }
+        XCTAssertEqual(seen.count, 3, "a worker served more than one file")
+        XCTAssertEqual(ServeProcess.children(of: forkServer), [], "a child outlived its file")
+        XCTAssertEqual(server.spoolJobs, [])
+    }
+
+    func testServerExecsWorkersOnceTheForkServerIsGone() throws {
+        let server = try start()
+        XCTAssertEqual(cleanOnce(server).status, 200)
+        let forkServer = try XCTUnwrap(server.forkServerPID, "no fork server started")
+        XCTAssertEqual(kill(forkServer, SIGKILL), 0)
+        for _ in 0..<200 where server.forkServerPID != nil { usleep(10_000) }
+        XCTAssertNil(server.forkServerPID, "the dead fork server was not reaped")
+        let result = cleanOnce(server)
+        XCTAssertEqual(result.status, 200, result.bodyText + server.serverLog)
+        XCTAssertEqual(result.headers["metascrub-status"], "cleaned")
+        XCTAssertTrue(server.process.isRunning)
+    }
+
+    func testNoForkServerExecsEveryWorker() throws {
+        let server = try start(["--no-fork-server"])
+        XCTAssertNil(server.forkServerPID)
+        let result = cleanOnce(server)
+        XCTAssertEqual(result.status, 200, result.bodyText)
+        XCTAssertEqual(result.headers["metascrub-status"], "cleaned")
+    }
+}
