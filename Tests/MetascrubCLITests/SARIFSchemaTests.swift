@@ -2,15 +2,17 @@
 import Foundation
 import XCTest
 
-/// The SARIF the CLI writes is valid against the OASIS SARIF 2.1.0 JSON schema (vendored in
-/// docs/sarif-schema-2.1.0.json), checked by python3-jsonschema, an independent validator.
+/// The SARIF the CLI writes is valid against the OASIS SARIF 2.1.0 JSON schema, both the draft vendored in
+/// docs/sarif-schema-2.1.0.json and the errata01 one GitHub code scanning uses (installed by scripts/install-deps),
+/// checked by python3-jsonschema, an independent validator.
 final class SARIFSchemaTests: XCTestCase {
     static let validator = """
         import json, sys
         import jsonschema
         schema = json.load(open(sys.argv[1]))
         log = json.load(open(sys.argv[2]))
-        errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(log), key=lambda e: list(e.path))
+        validator = jsonschema.Draft4Validator if "draft-04" in schema.get("$schema", "") else jsonschema.Draft7Validator
+        errors = sorted(validator(schema).iter_errors(log), key=lambda e: list(e.path))
         for e in errors[:10]:
             print("/".join(map(str, e.path)) + ": " + e.message)
         sys.exit(1 if errors else 0)
@@ -25,6 +27,9 @@ final class SARIFSchemaTests: XCTestCase {
         return nil
     }
 
+    /// The OASIS errata01 schema, as scripts/install-deps installs it.
+    static let errataSchema = "/usr/local/share/metascrub/sarif-schema-2.1.0-errata01.json"
+
     func testSARIFIsValidAgainstTheSchemaAndHasStableFingerprints() throws {
         let python = try XCTUnwrap(Self.python, "python3-jsonschema is installed by scripts/install-deps")
         let tmp = Harness.makeTemp("sarif")
@@ -36,7 +41,8 @@ final class SARIFSchemaTests: XCTestCase {
         try "schema: 1\nname: block-gps\ndefault: remove\ncategories:\n  location: fail\n".write(toFile: failPolicy, atomically: true, encoding: .utf8)
         let script = tmp + "/validate.py"
         try Self.validator.write(toFile: script, atomically: true, encoding: .utf8)
-        let schema = Harness.repo.appendingPathComponent("docs/sarif-schema-2.1.0.json").path
+        let schemas = [Harness.repo.appendingPathComponent("docs/sarif-schema-2.1.0.json").path, Self.errataSchema]
+        XCTAssertTrue(FileManager.default.fileExists(atPath: Self.errataSchema), "scripts/install-deps installs the errata01 schema")
 
         for (label, args, cwd) in [
             ("relative paths", ["scan", "--format", "sarif", "."], tmp),
@@ -47,8 +53,10 @@ final class SARIFSchemaTests: XCTestCase {
             XCTAssertEqual(r.status, 3, "\(label): findings and a broken file")
             let log = tmp + "/out.sarif"
             try r.stdout.write(to: URL(fileURLWithPath: log))
-            let check = Harness.exec(python, [script, schema, log], cwd: tmp)
-            XCTAssertEqual(check.status, 0, "\(label): " + check.out + check.stderr)
+            for schema in schemas {
+                let check = Harness.exec(python, [script, schema, log], cwd: tmp)
+                XCTAssertEqual(check.status, 0, "\(label), \(schema): " + check.out + check.stderr)
+            }
         }
 
         let first = Harness.metascrub(["scan", "--format", "sarif", "."], cwd: tmp)
@@ -73,6 +81,17 @@ final class SARIFSchemaTests: XCTestCase {
             XCTAssertEqual((physical?["region"] as? [String: Any])?["startLine"] as? Int, 1, "every result has a region")
         }
         XCTAssertFalse(first.out.contains("example.invalid"))
+        // GitHub code scanning's upload rules: version 2.1.0, a named tool, at most 20 runs, 25,000 results per run and
+        // 1,000 locations per result, a message on every result, and a ruleId its run's rules define.
+        XCTAssertEqual(json["version"] as? String, "2.1.0")
+        XCTAssertLessThanOrEqual((json["runs"] as? [Any])?.count ?? 0, 20)
+        XCTAssertFalse((((run["tool"] as? [String: Any])?["driver"] as? [String: Any])?["name"] as? String ?? "").isEmpty)
+        XCTAssertLessThanOrEqual(results.count, 25_000)
+        for result in results {
+            XCTAssertFalse(((result["message"] as? [String: Any])?["text"] as? String ?? "").isEmpty, "a message on every result")
+            XCTAssertLessThanOrEqual((result["locations"] as? [Any])?.count ?? 0, 1_000)
+            XCTAssertLessThanOrEqual((result["relatedLocations"] as? [Any])?.count ?? 0, 1_000)
+        }
         for result in results {
             let index = try XCTUnwrap(result["ruleIndex"] as? Int)
             XCTAssertEqual(rules[index]["id"] as? String, result["ruleId"] as? String)
