@@ -50,6 +50,9 @@ struct MP3FrameStream {
                 let continues = runHeader.map { $0.version == header.version && $0.layer == header.layer } ?? false
                 var starts = continues || header.length == nil
                 if !starts { starts = try reader.frameStarts(at) }
+                // The first frame (where the format's probe found the audio) cut by the end of the stream is coded
+                // data cut short, as in a truncated upload or a tag editor's stub file, not bytes of unknown origin.
+                if !starts, at == start, at + Int64(length) > end { starts = true }
                 if starts {
                     if !continues {
                         if let first = runStart { stream.runs.append(first..<at) }
