@@ -113,11 +113,19 @@ enum JPEGScanner {
                                          origin: irbOrigin + Int64(resource.dataRange.lowerBound), options: options,
                                          into: &items, notes: &notes)
                         }
-                        iptc = (parsed.datasets, map)
-                        if parsed.restAt != nil {
+                        var datasetsOfItem = map
+                        if let rest = parsed.restAt {
+                            // Bytes after the last dataset are no dataset anyone reads: an unknown item, so a clean
+                            // that keeps every dataset still rebuilds the block without them.
+                            let at = irbOrigin + Int64(resource.dataRange.lowerBound + rest)
                             found.notes.append(Note(.warning, code: "iptc-trailing", "IPTC block has bytes after its last dataset; they are dropped",
-                                              offset: irbOrigin + Int64(resource.dataRange.lowerBound)))
+                                                    offset: at))
+                            found.items.append(MetadataItem(key: "iptc:unparsed", category: .content, location: "\(location)/IPTC",
+                                                            offset: at, length: Int64(data.count - rest),
+                                                            detail: "bytes after the last IPTC dataset", isUnknown: true))
+                            datasetsOfItem[found.items.count - 1] = []
                         }
+                        iptc = (parsed.datasets, datasetsOfItem)
                         continue
                     }
                     if resource.id == PhotoshopIRB.iptcDigestID { continue } // follows the IPTC block

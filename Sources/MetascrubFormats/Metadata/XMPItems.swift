@@ -90,6 +90,17 @@ public enum XMPItems {
             positions(in: tag.value, property: index, options: options, items: &items)
             contactField(tag, property: index, options: options, items: &items)
         }
+        // XML comments are no property anyone reads, yet travel with a packet kept whole: an unknown item, whose
+        // removal makes the rebuild re-serialise the packet without them.
+        if let comment = packet.firstRange(of: Array("<!--".utf8)) {
+            // Offsets of XMP items are the packet's, as for properties: the comment's text is what the proof looks for.
+            let end = packet[comment.upperBound...].firstRange(of: Array("-->".utf8))?.lowerBound ?? packet.count
+            let text = String(decoding: packet[comment.upperBound..<end].prefix(200), as: UTF8.self)
+            items.append(MetadataItem(key: "xmp:comment", category: .content, location: location, offset: origin,
+                                      value: options.includeValues ? text.trimmingWhitespace : nil,
+                                      detail: "XML comment inside the XMP packet", isUnknown: true))
+            keys[items.count - 1] = commentKey
+        }
         if decoded.isEmpty {
             // An empty packet (only the wrapper) is still a block: an item so the policy can drop it.
             items.append(MetadataItem(key: "xmp:packet", category: .structure, location: location, offset: origin,
@@ -142,7 +153,11 @@ public enum XMPItems {
     public static func rebuild(packet: [UInt8], keys: [Int: String], keeps: (Int) -> Bool) throws -> [UInt8]? {
         let kept = keys.filter { keeps($0.key) }
         if kept.count == keys.count { return packet }
-        if kept.isEmpty || kept.values.contains("*") { return nil }
-        return try Exiv2.filterXMP(packet: packet, keepingTopLevelKeys: Set(kept.values))
+        let properties = Set(kept.values).subtracting([commentKey])
+        if properties.isEmpty || properties.contains("*") { return nil }
+        return try Exiv2.filterXMP(packet: packet, keepingTopLevelKeys: properties)
     }
+
+    /// The `keys` entry of a packet's XML comments (no exiv2 key: re-serialising drops them).
+    static let commentKey = "#comment"
 }
