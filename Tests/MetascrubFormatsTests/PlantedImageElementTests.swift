@@ -59,7 +59,9 @@ final class PlantedImageElementTests: XCTestCase {
         "raf": Plan(fixture: "raw/skeleton.raf") { b in [Variant(name: "bytes after the last block", bytes: b + text)] },
         "psd": Plan(fixture: "psd/layers.psd") { b in [
             Variant(name: "unknown image resource (UTF-16)", bytes: Surgery.psdInsertResource(b, id: 0x7A69, Planted.utf16BE)),
-            Variant(name: "unknown image resource", bytes: Surgery.psdInsertResource(b, id: 0x0BB5, text)),
+            Variant(name: "path resource holding no path", bytes: Surgery.psdInsertResource(b, id: 0x0BB5, text)),
+            Variant(name: "resolution resource slack",
+                    bytes: Surgery.psdInsertResource(b, id: 0x03ED, [0, 72, 0, 0, 0, 1, 0, 1, 0, 72, 0, 0, 0, 1, 0, 1] + text)),
         ] },
         "cr3": Plan(fixture: "raw/skeleton.cr3") { b in [
             Variant(name: "unknown top-level box", bytes: b + Surgery.box("plnt", text)),
