@@ -40,6 +40,7 @@ struct Verifier {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(FileProcessor.typed(error).description)")
         }
         let after = try processor.decisions(rescan.scan, cleaned)
+        report.recordBindings(before: scan.provenance, after: rescan.scan.provenance, findings: findings)
         let remaining = Self.remaining(after)
         let content = try rescan.verifyContent(original: original, cleaned: cleaned, result: result)
         report.verification = Verification(
@@ -74,6 +75,7 @@ struct Verifier {
             throw MetascrubError.verificationFailed(reason: "the \(noun) file does not parse: \(FileProcessor.typed(error).description)")
         }
         let after = try processor.decisions(rescan, output)
+        report.recordBindings(before: scan.provenance, after: rescan.provenance, findings: findings)
         let remaining = Self.remaining(after)
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
