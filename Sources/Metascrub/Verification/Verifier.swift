@@ -40,6 +40,7 @@ struct Verifier {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(FileProcessor.typed(error).description)")
         }
         let after = try processor.decisions(rescan.scan, cleaned)
+        report.recordBindings(before: scan.provenance, after: rescan.scan.provenance, findings: findings)
         let remaining = Self.remaining(after)
         let content = try rescan.verifyContent(original: original, cleaned: cleaned, result: result)
         report.verification = Verification(
@@ -74,6 +75,7 @@ struct Verifier {
             throw MetascrubError.verificationFailed(reason: "the \(noun) file does not parse: \(FileProcessor.typed(error).description)")
         }
         let after = try processor.decisions(rescan, output)
+        report.recordBindings(before: scan.provenance, after: rescan.provenance, findings: findings)
         let remaining = Self.remaining(after)
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
@@ -105,8 +107,18 @@ struct Verifier {
             guard afterRoles.exempt(index), let offset = after[index].item.offset, let length = after[index].item.length else { return nil }
             return offset..<offset + length
         }
-        let residues = try ResidueProof(roles: ItemRoles(items: items, findings: findings))
-            .residues(original: original, cleaned: cleaned, keptInOutput: kept, copies: copies)
+        let roles = ItemRoles(items: items, findings: findings)
+        // Kept blocks the clean rebuilt without something (by key: the output's scan is not trusted to list
+        // what a broken rebuild left in them).
+        let rebuilt = Set(items.indices.filter { !roles.removed($0) && roles.holdsRemoved($0) }.map { items[$0].key })
+        let untouched = after.indices.compactMap { index -> Range<Int64>? in
+            guard afterRoles.exempt(index), !rebuilt.contains(after[index].item.key),
+                  let offset = after[index].item.offset, let length = after[index].item.length else { return nil }
+            return offset..<offset + length
+        }
+        let residues = try ResidueProof(roles: roles)
+            .residues(original: original, cleaned: cleaned, keptInOutput: kept, keptUntouchedInOutput: untouched,
+                      copies: copies)
         guard !residues.isEmpty else { return }
         report.verification?.rescan = .failed
         report.verification?.remaining = Array(Set(residues.map(\.key))).sorted()
