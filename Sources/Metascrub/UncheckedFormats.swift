@@ -15,7 +15,6 @@ enum UncheckedFormats {
             || starts(head, [0xFF, 0x4F, 0xFF, 0x51]) {
             return "JPEG 2000"
         }
-        if contains(head.prefix(1024), "%PDF-") { return "PDF" }
         if starts(head, [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) { return "Microsoft Office (OLE2)" }
         if starts(head, [0x50, 0x4B, 0x03, 0x04]) { return zipDocument(head) }
         if isSVG(head) { return "SVG" }

@@ -17,6 +17,7 @@ public enum HookFilePattern {
         "flac": ["flac"], "ogg": ["ogg", "oga", "ogv", "opus", "spx"], "asf": ["asf", "wmv", "wma"],
         // Not `.ts`: that is TypeScript in most repositories.
         "mpegts": ["mts", "m2ts"], "mp3": ["mp3"],
+        "pdf": ["pdf"],
         "avformat": ["flv", "mpg", "mpeg", "vob", "mxf", "caf", "nut", "wv", "tta", "ape", "mpc"], "bmp": ["bmp"],
     ]
 

@@ -13,6 +13,7 @@ public enum PolicyLint {
         "aiff", "ape", "asf", "auxiliary", "av", "avi", "c2pa", "ctmd", "exif", "flac", "gif", "h264", "heif", "icc",
         "id3", "id3v1", "iptc", "jfif", "jpeg", "jumbf", "jxl", "lyrics3", "makernote", "matroska", "mp3", "mp4", "mpegts",
         "mpf", "ogg", "photoshop", "png", "preview", "psd", "quicktime", "riff", "tiff", "vorbis", "webp", "xmp",
+        "pdf",
     ]
 
     /// EXIF tag names: libexif's table, the one `ExifTagNames` names reported items from.

@@ -195,6 +195,12 @@ public enum FormatRegistry {
             handler: MP3Format(),
             capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove]),
             variant: { try FLACFormat.isBehindID3($0) ? "flac" : nil }),
+        // A PDF may have bytes before its header (the standard allows 1024).
+        FormatEntry(
+            MediaFormat(id: "pdf", name: "PDF", kind: .document),
+            detect: { head in Array(head.prefix(1024)).firstRange(of: Array("%PDF-".utf8)) != nil },
+            handler: PDFFormat(),
+            capabilities: Capabilities([.xmp: .remove, .text: .remove, .embedded: .remove])),
         // Last among the media rows: only what no native handler claims.
         FormatEntry(
             MediaFormat(id: "avformat", name: "libavformat (FLV, MPEG-PS, MXF, CAF, NUT, WavPack, …)", kind: .video),
