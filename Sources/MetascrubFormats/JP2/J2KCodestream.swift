@@ -52,15 +52,17 @@ public struct J2KCodestream: Sendable, Equatable {
         guard try u16(range.lowerBound) == soc, try u16(range.lowerBound + 2) == siz else {
             throw fail(range.lowerBound, "the codestream does not start with SOC and SIZ")
         }
-        // Header segments from `at` up to SOT (main header) or SOD (tile-part header); returns where that marker is.
-        func segments(from start: Int64, tilePart: Int?, until stop: UInt16) throws -> Int64 {
+        // Header segments from `at` up to SOT (main header) or SOD (tile-part header, which must end inside its
+        // tile-part, `limit`); returns where that marker is.
+        func segments(from start: Int64, tilePart: Int?, until stop: UInt16, limit: Int64) throws -> Int64 {
             var at = start
             for _ in 0..<maxSegments {
+                guard at + 2 <= limit else { throw fail(at, "header runs past its tile-part") }
                 let marker = try u16(at)
                 if marker == stop { return at }
-                guard marker >= 0xFF01 else { throw fail(at, String(format: "0x%04X is not a marker", marker)) }
+                guard marker >= 0xFF01 else { throw fail(at, "0x\(String(marker, radix: 16)) is not a marker") }
                 let length = Int64(try u16(at + 2))
-                guard length >= 2, at + 2 + length <= range.upperBound else { throw fail(at, "marker segment length \(length) out of range") }
+                guard length >= 2, at + 2 + length <= limit else { throw fail(at, "marker segment length \(length) out of range") }
                 if marker == com {
                     let rcom = length >= 4 ? try u16(at + 4) : 0
                     stream.comments.append(Comment(range: at..<(at + 2 + length), tilePart: tilePart, registration: rcom))
@@ -71,7 +73,7 @@ public struct J2KCodestream: Sendable, Equatable {
             }
             throw MetascrubError.limitExceeded(format: "JPEG 2000", path: path, offset: start, limit: "\(maxSegments) marker segments")
         }
-        var at = try segments(from: range.lowerBound + 2, tilePart: nil, until: sot)
+        var at = try segments(from: range.lowerBound + 2, tilePart: nil, until: sot, limit: range.upperBound)
         while try u16(at) == sot {
             guard stream.tileParts.count < maxTileParts else {
                 throw MetascrubError.limitExceeded(format: "JPEG 2000", path: path, offset: at, limit: "\(maxTileParts) tile-parts")
@@ -89,7 +91,7 @@ public struct J2KCodestream: Sendable, Equatable {
                 end = at + Int64(psot)
             }
             stream.tileParts.append(TilePart(offset: at, psot: psot, end: end))
-            _ = try segments(from: at + 12, tilePart: stream.tileParts.count - 1, until: sod)
+            _ = try segments(from: at + 12, tilePart: stream.tileParts.count - 1, until: sod, limit: end)
             at = end
             if at + 2 > range.upperBound { break }
         }
