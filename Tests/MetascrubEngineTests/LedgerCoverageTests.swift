@@ -100,6 +100,26 @@ final class LedgerCoverageTests: XCTestCase {
             .check(ledger, original: source, cleaned: cleaned))
     }
 
+    /// A cleaner that forgets to remove an item its scanner then cannot see in the output (the residue proof's
+    /// blind spot) still labels the item's bytes as a kept item: the ledger names it before the residue proof runs.
+    func testAForgottenItemIsNamedByTheLedger() async throws {
+        let dir = EngineFixture.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let input = dir + "/text.png"
+        try FileManager.default.copyItem(atPath: EngineFixture.path("png/text.png"), toPath: input)
+        let original = FileManager.default.contents(atPath: input)
+        var options = ProcessingOptions(policy: try PolicyCatalog.builtin("strict"))
+        let real = try XCTUnwrap(FormatRegistry.detect(Array(try XCTUnwrap(original).prefix(Magic.headLength))))
+        options.formats = [FormatEntry(real.format, detect: real.detect, handler: LedgerKeepingForgetter(inner: PNGFormat(), key: "png:text:Author"),
+                                       capabilities: real.capabilities)]
+        let report = await Engine(options: options, jobs: 1).clean([input], output: .inPlace)
+        let file = try XCTUnwrap(report.files.first)
+        let message = file.error?.message ?? ""
+        XCTAssertEqual(file.error?.code, "verification-failed", message)
+        XCTAssertTrue(message.contains("(ledger): output byte ") && message.contains("which the policy does not keep (png:text:Author)"), message)
+        XCTAssertEqual(FileManager.default.contents(atPath: input), original, "the original changed")
+    }
+
     /// A handler whose plan says the entropy-coded data is a kept item: the clean is refused (exit 3), the report
     /// names the output offset, and the original is left as it was.
     func testAHandlerThatMislabelsACopiedRangeIsRefused() async throws {
@@ -119,6 +139,38 @@ final class LedgerCoverageTests: XCTestCase {
         XCTAssertEqual(file.error?.code, "verification-failed", message)
         XCTAssertTrue(message.contains("(ledger): output byte ") && message.contains("outside kept item"), message)
         XCTAssertEqual(FileManager.default.contents(atPath: input), original, "the original changed")
+    }
+}
+
+/// Keeps `key` although the policy removes it, and does not list it when scanning its own output; unlike the
+/// residue proof's `ForgetfulCleaner`, it hands back its ledger.
+struct LedgerKeepingForgetter<Inner: FormatHandler>: FormatHandler {
+    let inner: Inner
+    let key: String
+    let scans = ForgetfulCleaner<Inner>.Scans()
+
+    func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<Inner.Layout> {
+        scans.count += 1
+        var result = try inner.scan(input, options: options)
+        if scans.count > 1 { result.items = result.items.filter { $0.key != key } }
+        return result
+    }
+
+    func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<Inner.Layout>, policy: Policy) throws -> [Finding] {
+        try inner.settle(findings, input: input, scan: scan, policy: policy)
+    }
+
+    func clean(_ input: any ByteSource, scan: ScanResult<Inner.Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+        var forgetting = plan
+        for index in forgetting.findings.indices where forgetting.findings[index].item.key == key {
+            forgetting.findings[index].disposition = .keep
+        }
+        return try inner.clean(input, scan: scan, plan: forgetting, to: output)
+    }
+
+    func verifyContent(original: any ByteSource, _ before: Inner.Layout, cleaned: any ByteSource, _ after: Inner.Layout,
+                       result: CleanResult) throws -> ContentCheck {
+        try inner.verifyContent(original: original, before, cleaned: cleaned, after, result: result)
     }
 }
 

@@ -58,7 +58,13 @@ struct Verifier {
                 try LedgerCoverage(items: scan.items, findings: findings, compared: content.identical.map(\.original))
                     .check(ledger, original: original, cleaned: cleaned)
             } catch let violation as LedgerViolation {
-                throw MetascrubError.verificationFailed(reason: "the output is not what its plan accounts for (ledger): \(violation)")
+                var named = ""
+                switch violation.kind {
+                case .itemNotKept(let item), .outsideKeptItem(let item, _):
+                    if scan.items.indices.contains(item) { named = " (\(scan.items[item].key))" }
+                default: break
+                }
+                throw MetascrubError.verificationFailed(reason: "the output is not what its plan accounts for (ledger): \(violation)\(named)")
             }
         }
         // Only a remux's comparison is with the original's own bytes (a transform's is with the turned image).
