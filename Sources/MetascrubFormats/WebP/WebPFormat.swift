@@ -130,32 +130,33 @@ public struct WebPFormat: FormatHandler {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
         // First what each chunk becomes, then the VP8X flags that match, then the bytes.
-        enum Written { case chunk(WebPStructure.Chunk), bytes([UInt8]), canvas([UInt8]) }
+        // A copied chunk carries why its payload may stay; its 8-byte header is structure.
+        enum Written { case chunk(WebPStructure.Chunk, LedgerReason), bytes([UInt8]), canvas([UInt8]) }
         var written: [Written] = []
         var present = Set<String>()
         let chunks = layout.structure.chunks
         for (index, chunk) in chunks.enumerated() {
             switch layout.contents[index] {
             case nil:
-                written.append(.chunk(chunk))
+                written.append(.chunk(chunk, .codedData))
             case .item(let item)?:
                 guard plan.keeps(item) else { continue }
-                written.append(.chunk(chunk))
+                written.append(.chunk(chunk, .keptItem(item)))
                 present.insert(chunk.id)
             case .trimmed(let item, let exact)?:
                 if plan.keeps(item) {
-                    written.append(.chunk(chunk))
+                    written.append(.chunk(chunk, .structure))
                 } else {
                     // VP8X's flags are set below from the chunks that stay, whichever way it is written.
                     written.append(chunk.id == "VP8X" ? .canvas(Array(exact[8..<8 + Self.canvasFields])) : .bytes(exact))
                 }
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
-                written.append(rebuilt == packet ? .chunk(chunk) : .bytes(Self.chunk("XMP ", rebuilt)))
+                written.append(rebuilt == packet ? .chunk(chunk, .structure) : .bytes(Self.chunk("XMP ", rebuilt)))
                 present.insert("XMP ")
             case .exif(let payload)?:
                 switch payload.rewrite(plan: plan, keepOrientation: nil, notes: &result.notes) {
-                case .copy: written.append(.chunk(chunk))
+                case .copy: written.append(.chunk(chunk, .structure))
                 case .drop: continue
                 // An "Exif\0\0" prefix the original used stays: viewers that expect it still find the orientation.
                 case .replace(let tiff): written.append(.bytes(Self.chunk("EXIF", payload.header + tiff)))
@@ -167,14 +168,15 @@ public struct WebPFormat: FormatHandler {
         var body = OutputPlan()
         for piece in written {
             switch piece {
-            case .chunk(let chunk) where chunk.id == "VP8X" && chunk.size >= 10:
+            case .chunk(let chunk, _) where chunk.id == "VP8X" && chunk.size >= 10:
                 body.append(Self.canvas(try input.read(at: chunk.payloadOffset, count: Int(chunk.size)), present: present))
             case .canvas(let payload):
                 body.append(Self.canvas(payload, present: present))
-            case .chunk(let chunk):
-                body.copy(offset: chunk.offset, count: 8 + chunk.size)
+            case .chunk(let chunk, let reason):
+                body.copy(offset: chunk.offset, count: 8, because: .structure)
+                body.copy(offset: chunk.payloadOffset, count: chunk.size, because: reason)
                 // The pad byte of an odd-sized chunk is written as zero, whatever the source held there.
-                if chunk.size & 1 == 1 { body.append([0]) }
+                if chunk.size & 1 == 1 { body.append([0], because: .padding) }
             case .bytes(let bytes):
                 body.append(bytes)
             }
@@ -186,9 +188,9 @@ public struct WebPFormat: FormatHandler {
         out.append(Array("RIFF".utf8) + ByteOrder.little.bytes(UInt32(body.size + 4)) + Array("WEBP".utf8))
         out.append(contentsOf: body)
         if let trailer = layout.structure.trailer, let item = layout.trailerItem, plan.keeps(item) {
-            out.copy(trailer)
+            out.copy(trailer, because: .keptItem(item))
         }
-        try out.write(from: input, to: output)
+        result.ledger = try out.write(from: input, to: output)
         return result
     }
 
@@ -223,6 +225,7 @@ public struct WebPFormat: FormatHandler {
             return ContentCheck(method: method, passed: false, detail: "image chunk sequence changed")
         }
         var left: [WebPStructure.Chunk] = [], right: [WebPStructure.Chunk] = []
+        var identical = IdenticalRanges()
         for (x, y) in zip(leftTrimmed, rightTrimmed) {
             guard x.exact != nil || y.exact != nil else { left.append(x.chunk); right.append(y.chunk); continue }
             func payload(_ exact: [UInt8]) -> [UInt8] { Array(exact[8..<8 + Int(ByteOrder.little.u32(exact, 4))]) }
@@ -246,11 +249,12 @@ public struct WebPFormat: FormatHandler {
                 guard a & mask == b & mask else { return ContentCheck(method: method, passed: false, detail: "VP8X alpha/animation flags changed") }
             }
             guard x.size == y.size,
-                  try ByteComparison.equal(original, x.payloadOffset + skip..<x.payload.upperBound, cleaned, y.payloadOffset + skip..<y.payload.upperBound) else {
+                  try ByteComparison.equal(original, x.payloadOffset + skip..<x.payload.upperBound, cleaned,
+                                           y.payloadOffset + skip..<y.payload.upperBound, skipping: [], proving: &identical) else {
                 return ContentCheck(method: method, passed: false, detail: "\(x.id) chunk at \(x.offset) differs")
             }
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }
 
