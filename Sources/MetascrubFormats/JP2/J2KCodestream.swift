@@ -121,11 +121,11 @@ public struct J2KCodestream: Sendable, Equatable {
         var at = range.lowerBound
         let edits = (cuts.map { ($0, [UInt8]()) } + patches.map { ($0.at..<($0.at + 4), $0.bytes) }).sorted { $0.0.lowerBound < $1.0.lowerBound }
         for (cut, bytes) in edits {
-            if cut.lowerBound > at { out.copy(at..<cut.lowerBound) }
+            if cut.lowerBound > at { out.copy(at..<cut.lowerBound, coded: codedRanges, otherwise: .structure) }
             out.append(bytes)
             at = cut.upperBound
         }
-        if at < range.upperBound { out.copy(at..<range.upperBound) }
+        if at < range.upperBound { out.copy(at..<range.upperBound, coded: codedRanges, otherwise: .structure) }
         return out
     }
 

@@ -26,19 +26,19 @@ public struct JP2Format: FormatHandler {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
         if layout.bare, case .codestream(let stream, let comments, let trailing)? = layout.contents[0] {
-            try Self.codestream(stream, comments: comments, trailing: trailing, plan: plan).write(from: input, to: output)
+            result.ledger = try Self.codestream(stream, comments: comments, trailing: trailing, plan: plan).write(from: input, to: output)
             return result
         }
         var out = OutputPlan()
         for (i, box) in layout.boxes.enumerated() {
             switch layout.contents[i] {
             case nil:
-                out.copy(box.range)
+                out.copy(box.range, because: .structure)
             case .item(let item):
-                if plan.keeps(item) { out.copy(box.range) }
+                if plan.keeps(item) { out.copy(box.range, because: .keptItem(item)) }
             case .metadata(let content, let uuid):
                 switch try content.apply(plan: plan, notes: &result.notes) {
-                case .unchanged: out.copy(box.range)
+                case .unchanged: out.copy(box.range, because: .structure)
                 case .removed: break
                 case .rebuilt(let bytes): out.append(BoxWriter.box(box.type, bytes, extendedType: uuid.isEmpty ? nil : uuid))
                 }
@@ -46,15 +46,15 @@ public struct JP2Format: FormatHandler {
                 guard let data = IPTC.rebuild(datasets, map: map, keeps: plan.keeps) else { break }
                 out.append(BoxWriter.box(box.type, data, extendedType: box.extendedType))
             case .header(let children, let unknown):
-                guard unknown.keys.contains(where: { !plan.keeps(unknown[$0]!) }) else { out.copy(box.range); break }
+                guard unknown.keys.contains(where: { !plan.keeps(unknown[$0]!) }) else { out.copy(box.range, because: .structure); break }
                 let kept = children.indices.filter { unknown[$0].map(plan.keeps) ?? true }
                 let size = kept.reduce(Int64(0)) { $0 + children[$1].size }
                 out.append(BoxWriter.header(box.type, payloadSize: size))
-                for c in kept { out.copy(children[c].range) }
+                for c in kept { out.copy(children[c].range, because: .structure) }
             case .codestream(let stream, let comments, let trailing):
                 let body = Self.codestream(stream, comments: comments, trailing: trailing, plan: plan)
                 if body.size == Int64(box.payloadSize) {
-                    out.copy(box.range)
+                    out.copy(box.range, coded: stream.codedRanges, otherwise: .structure)
                 } else {
                     // A last box written "to the end" (size 0) stays so: its length is then the file's.
                     let toEnd = box.sizeForm == .toEnd && i == layout.boxes.count - 1
@@ -64,8 +64,8 @@ public struct JP2Format: FormatHandler {
                 }
             }
         }
-        if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) { out.copy(trailer) }
-        try out.write(from: input, to: output)
+        if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) { out.copy(trailer, because: .keptItem(owner)) }
+        result.ledger = try out.write(from: input, to: output)
         return result
     }
 
