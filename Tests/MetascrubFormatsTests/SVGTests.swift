@@ -85,6 +85,36 @@ final class SVGTests: XCTestCase {
         }
     }
 
+    /// What Illustrator and Inkscape leave besides their own namespaces: an image linked by its path on the author's
+    /// disk goes, a site path stays, foreign elements go, and a style-sheet instruction (it decides the rendering)
+    /// stays; the rendering is unchanged.
+    func testLinkedFilesAndForeignElements() throws {
+        let tmp = TempDir()
+        let svg = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <?xml-stylesheet type="text/css" href="data:text/css,rect%7Bfill:%23369%7D"?>
+            <?illustrator CANARY-PI-VALUE?>
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"
+                 xmlns:i="http://ns.adobe.com/AdobeIllustrator/10.0/" width="16" height="16">
+              <i:pgf id="adobe_illustrator_pgf">CANARY-PGF-DATA</i:pgf>
+              <rect width="16" height="16"/>
+              <image width="4" height="4" xlink:href="file:///home/CANARY-LINK-USER/Pictures/photo.jpg"/>
+              <image width="4" height="4" x="8" href="/images/site-logo.png"/>
+            </svg>
+            """
+        try svg.write(toFile: tmp.file("in.svg"), atomically: true, encoding: .utf8)
+        let keys = Set(Run.scan(tmp.file("in.svg")).findings.map(\.item.key))
+        XCTAssertTrue(keys.isSuperset(of: ["svg:linked-file", "svg:i:pgf", "svg:processing-instruction"]), "\(keys.sorted())")
+        let report = Run.clean(tmp.file("in.svg"), to: tmp.file("out.svg"))
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        for gone in ["CANARY-LINK-USER", "CANARY-PGF-DATA", "CANARY-PI-VALUE", "adobe.com"] {
+            XCTAssertFalse(Residue.contains(tmp.file("out.svg"), gone), gone)
+        }
+        XCTAssertTrue(Oracle.contains(tmp.file("out.svg"), "/images/site-logo.png"))
+        XCTAssertTrue(Oracle.contains(tmp.file("out.svg"), "xml-stylesheet"))
+        XCTAssertEqual(try differingPixels(tmp.file("in.svg"), tmp.file("out.svg"), tmp), "0")
+    }
+
     func testNotWellFormedIsRefused() throws {
         let tmp = TempDir()
         try "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect></svg>".write(toFile: tmp.file("bad.svg"), atomically: true, encoding: .utf8)

@@ -122,6 +122,11 @@ enum SVGScanner {
                             let item = found.add("svg:image", .embedded, location: "\(location)/@href", detail: "image in a data: URI (\(image.header))")
                             layout.images[item] = SVGLayout.Image(node: i, attribute: a, header: image.header)
                             found.embeddedFile(image.bytes, item: item, origin: nil)
+                        } else if attribute.name == "href", namesLocalFile(attribute.value) {
+                            // Inkscape links an imported image by the path it had on the author's disk: it renders
+                            // nowhere else, and names their folders.
+                            add("svg:linked-file", .identity, .attribute(node: i, index: a), location: "\(location)/@href",
+                                value: attribute.value, detail: "link to a file on the author's disk")
                         }
                         continue
                     }
@@ -143,6 +148,14 @@ enum SVGScanner {
         layout.projection = SVGProjection.of(document, skipping: removed, attributes: attributes,
                                              images: Set(layout.images.values.map { [$0.node, $0.attribute] }))
         return found.result(layout)
+    }
+
+    /// A `file:` URI, a drive path or a path into a home folder: where a file was on the author's disk.
+    static func namesLocalFile(_ value: String) -> Bool {
+        let text = value.lowercased()
+        let drive = text.count >= 3 && text.first!.isLetter && text.dropFirst().first == ":"
+            && ["/", "\\"].contains(String(text.dropFirst(2).first!))
+        return text.hasPrefix("file:") || drive || ["/home/", "/users/", "\\users\\", "/root/"].contains { text.contains($0) }
     }
 
     /// The header and decoded bytes of an image in a base64 `data:` URI (whitespace inside is allowed).
