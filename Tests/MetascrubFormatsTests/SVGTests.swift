@@ -115,6 +115,36 @@ final class SVGTests: XCTestCase {
         XCTAssertEqual(try differingPixels(tmp.file("in.svg"), tmp.file("out.svg"), tmp), "0")
     }
 
+    /// A photo inside CSS (a style sheet or a style attribute) is an embedded file too: cleaned in place, the text
+    /// around it unchanged.
+    func testImagesInsideCSSAreCleaned() throws {
+        let tmp = TempDir()
+        let inkscape = try String(contentsOfFile: Fixture.path(Self.inkscape), encoding: .utf8)
+        let start = try XCTUnwrap(inkscape.range(of: "base64,")).upperBound
+        let jpeg = inkscape[start...].prefix { $0 != "\"" }.filter { !$0.isWhitespace }
+        let svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="16" height="16">
+              <style>.photo { background-image: url(data:image/jpeg;base64,\(jpeg)); }</style>
+              <rect width="16" height="16" fill="#369" style="cursor: url('data:image/jpeg;base64,\(jpeg)'), auto"/>
+            </svg>
+            """
+        try svg.write(toFile: tmp.file("css.svg"), atomically: true, encoding: .utf8)
+        let scan = Run.scan(tmp.file("css.svg"))
+        XCTAssertEqual(scan.findings.filter { $0.item.key == "svg:image" }.count, 2)
+        XCTAssertTrue(scan.findings.contains { $0.item.key == "exif:GPSLatitude" })
+        let report = Run.clean(tmp.file("css.svg"), to: tmp.file("out.svg"))
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        let images = try embeddedImages(tmp.file("out.svg"), tmp)
+        XCTAssertEqual(images.count, 2)
+        for image in images {
+            XCTAssertNil(Oracle.exiftool(image)["GPS:GPSLatitude"])
+            XCTAssertFalse(Residue.contains(image, "CANARY-SVG-JPEG-ARTIST"))
+        }
+        XCTAssertTrue(Oracle.contains(tmp.file("out.svg"), "cursor: url('data:image/jpeg;base64,"))
+        XCTAssertEqual(try differingPixels(tmp.file("css.svg"), tmp.file("out.svg"), tmp), "0")
+        XCTAssertEqual(Run.scan(tmp.file("out.svg")).status, .clean)
+    }
+
     func testNotWellFormedIsRefused() throws {
         let tmp = TempDir()
         try "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect></svg>".write(toFile: tmp.file("bad.svg"), atomically: true, encoding: .utf8)
@@ -126,7 +156,8 @@ final class SVGTests: XCTestCase {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var files: [String] = []
         for part in text.components(separatedBy: "data:image/").dropFirst() {
-            guard let comma = part.firstIndex(of: ","), let end = part.firstIndex(of: "\"") else { continue }
+            guard let comma = part.firstIndex(of: ",") else { continue }
+            let end = part[part.index(after: comma)...].firstIndex { !($0.isLetter || $0.isNumber || "+/=".contains($0) || $0.isWhitespace) } ?? part.endIndex
             let body = part[part.index(after: comma)..<end].filter { !$0.isWhitespace }
             let bytes = try XCTUnwrap(Data(base64Encoded: String(body)))
             let file = tmp.file("image-\(files.count)-\(UUID().uuidString)")

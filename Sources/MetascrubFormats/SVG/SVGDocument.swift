@@ -70,6 +70,16 @@ final class SVGDocument {
         guard status == 0 else { throw failure("could not set attribute \(a) of node \(i)") }
     }
 
+    /// An attribute's value with its references replaced, as CSS and URL parsers read it.
+    func attributeText(_ i: Int, _ a: Int) -> String { Self.take(msx_attribute_text(doc, i, a)) }
+
+    func setContent(_ i: Int, to value: [UInt8]) throws {
+        let status = (value + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { msx_set_node_content(doc, i, $0.baseAddress) }
+        }
+        guard status == 0 else { throw failure("could not set the text of node \(i)") }
+    }
+
     func removeAttribute(_ i: Int, _ a: Int) { _ = msx_remove_attribute(doc, i, a) }
 
     func removeNode(_ i: Int) throws {

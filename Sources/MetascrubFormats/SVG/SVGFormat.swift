@@ -24,7 +24,17 @@ public struct SVGFormat: FormatHandler {
                 images.append((image, nil))
             }
         }
-        guard !dropped.isEmpty || !images.isEmpty else {
+        // Images in CSS: per attribute or text node, the new body of each image that changes (empty when removed).
+        var styles: [[Int]: [Int: [UInt8]]] = [:]
+        for (item, image) in layout.styleImages {
+            let key = [image.node, image.attribute ?? -1]
+            if let bytes = cleanedImages[item] {
+                styles[key, default: [:]][image.index] = bytes
+            } else if !plan.keeps(item) {
+                styles[key, default: [:]][image.index] = []
+            }
+        }
+        guard !dropped.isEmpty || !images.isEmpty || !styles.isEmpty else {
             try output.copy(from: input, offset: 0, count: input.size)
             return result
         }
@@ -36,6 +46,14 @@ public struct SVGFormat: FormatHandler {
                 try document.setAttribute(image.node, image.attribute, to: Array(image.header.utf8) + Base64.encode(bytes))
             } else {
                 document.removeAttribute(image.node, image.attribute)
+            }
+        }
+        for (key, replacements) in styles {
+            if key[1] >= 0 {
+                let text = Array(document.attributeText(key[0], key[1]).utf8)
+                try document.setAttribute(key[0], key[1], to: SVGDataImages.replacing(text, replacements))
+            } else {
+                try document.setContent(key[0], to: SVGDataImages.replacing(Array(document.content(key[0]).utf8), replacements))
             }
         }
         for target in dropped {

@@ -19,8 +19,16 @@ public struct SVGLayout: Sendable {
 
     /// Item → the nodes and attributes it stands for (one item per distinct key: Inkscape writes hundreds).
     var targets: [Int: [Target]] = [:]
+    /// An image in CSS: the `index`-th data image of an attribute's value, or of a text node (`attribute` nil).
+    struct StyleImage: Sendable {
+        var node: Int
+        var attribute: Int?
+        var index: Int
+    }
+
     /// Item → an image held in a `data:` URI, cleaned as an embedded file.
     var images: [Int: Image] = [:]
+    var styleImages: [Int: StyleImage] = [:]
     /// Everything that decides the rendering (`SVGProjection`): the verifier compares it before and after.
     var projection: [UInt8] = []
 }
@@ -122,6 +130,14 @@ enum SVGScanner {
                             let item = found.add("svg:image", .embedded, location: "\(location)/@href", detail: "image in a data: URI (\(image.header))")
                             layout.images[item] = SVGLayout.Image(node: i, attribute: a, header: image.header)
                             found.embeddedFile(image.bytes, item: item, origin: nil)
+                        } else if attribute.value.contains("data:image/") {
+                            let text = Array(document.attributeText(i, a).utf8)
+                            for (k, image) in SVGDataImages.find(text).enumerated() {
+                                let item = found.add("svg:image", .embedded, location: "\(location)/@\(attribute.name)#\(k + 1)",
+                                                     detail: "image in a data: URI in CSS (\(image.header))")
+                                layout.styleImages[item] = SVGLayout.StyleImage(node: i, attribute: a, index: k)
+                                found.embeddedFile(image.bytes, item: item, origin: nil)
+                            }
                         } else if attribute.name == "href", namesLocalFile(attribute.value) {
                             // Inkscape links an imported image by the path it had on the author's disk: it renders
                             // nowhere else, and names their folders.
@@ -138,6 +154,14 @@ enum SVGScanner {
                     add("svg:\(prefix):\(attribute.name)", names ? .identity : editor ? .software : .content,
                         .attribute(node: i, index: a), location: "\(location)/@\(prefix):\(attribute.name)", value: attribute.value,
                         detail: editor ? "editor attribute (\(prefix))" : "attribute in namespace \(ans ?? "none")", unknown: !editor)
+                }
+            case .text, .cdata:
+                guard let p = document.parent(i), document.name(p) == "style", isSVG(document.namespace(p)) else { continue }
+                for (k, image) in SVGDataImages.find(Array(document.content(i).utf8)).enumerated() {
+                    let item = found.add("svg:image", .embedded, location: "\(location)#\(k + 1)",
+                                         detail: "image in a data: URI in a style sheet (\(image.header))")
+                    layout.styleImages[item] = SVGLayout.StyleImage(node: i, attribute: nil, index: k)
+                    found.embeddedFile(image.bytes, item: item, origin: nil)
                 }
             default:
                 continue
