@@ -25,7 +25,8 @@ enum SVGDataImages {
             while end < text.count, isBase64(text[end]) || isSpace(text[end]) { end += 1 }
             if header.dropLast().suffix(7).elementsEqual(Array(";base64".utf8)),
                let bytes = Base64.decode(text[(comma + 1)..<end].filter { !isSpace($0) }[...]), !bytes.isEmpty {
-                found.append(Found(header: String(decoding: header, as: UTF8.self), body: (comma + 1)..<end, bytes: bytes))
+                found.append(Found(header: String(decoding: header, as: UTF8.self), body: (comma + 1)..<end,
+                    bytes: bytes))
             }
             at = max(end, comma + 1)
         }
@@ -52,7 +53,8 @@ enum SVGDataImages {
     }
 
     static func isBase64(_ c: UInt8) -> Bool {
-        (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c) || c == 0x2B || c == 0x2F || c == 0x3D
+        (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c)
+            || c == 0x2B || c == 0x2F || c == 0x3D
     }
 
     static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }

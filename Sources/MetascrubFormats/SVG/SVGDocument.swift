@@ -18,15 +18,18 @@ final class SVGDocument {
 
     init(_ bytes: [UInt8]) throws {
         guard bytes.count <= Self.sizeLimit else {
-            throw MetascrubError.limitExceeded(format: "SVG", path: "document", offset: 0, limit: "\(Self.sizeLimit) bytes of XML")
+            throw MetascrubError.limitExceeded(format: "SVG", path: "document", offset: 0,
+                limit: "\(Self.sizeLimit) bytes of XML")
         }
         var message = [CChar](repeating: 0, count: 256)
         var line: Int32 = 0
-        let parsed = bytes.withUnsafeBufferPointer { msx_parse($0.baseAddress, bytes.count, &message, message.count, &line) }
+        let parsed = bytes.withUnsafeBufferPointer { msx_parse($0.baseAddress, bytes.count, &message, message.count,
+            &line) }
         guard let parsed else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw MetascrubError.malformed(format: "SVG", path: "line \(line)", offset: 0,
-                                           reason: text.split(separator: "\n").first.map(String.init) ?? "not well-formed XML")
+                                           reason: text.split(separator: "\n").first.map(String.init)
+                                               ?? "not well-formed XML")
         }
         doc = parsed
         count = msx_node_count(parsed)
@@ -94,7 +97,8 @@ final class SVGDocument {
     /// The document as libxml2 writes it (UTF-8, no reformatting).
     func serialised() throws -> [UInt8] {
         var size = 0
-        guard let memory = msx_serialise(doc, &size) else { throw failure("libxml2 could not write the cleaned document") }
+        guard let memory = msx_serialise(doc,
+            &size) else { throw failure("libxml2 could not write the cleaned document") }
         defer { msx_string_free(memory) }
         return Array(UnsafeBufferPointer(start: memory, count: size))
     }

@@ -6,7 +6,8 @@
 /// are left out here (an `<image>`'s whole `href`, the body only inside CSS). A clean must leave this
 /// byte for byte the same; `rsvg-convert` renders in the tests are the independent check.
 enum SVGProjection {
-    static func of(_ document: SVGDocument, skipping removed: Set<Int>, attributes: Set<[Int]>, images: Set<[Int]>) -> [UInt8] {
+    static func of(_ document: SVGDocument, skipping removed: Set<Int>, attributes: Set<[Int]>,
+        images: Set<[Int]>) -> [UInt8] {
         var out: [UInt8] = []
         var depth: [Int] = []
         var text: [UInt8] = []
@@ -37,7 +38,8 @@ enum SVGProjection {
             switch document.type(i) {
             case .element:
                 emit("E\(depth[i]) ", document.namespace(i) ?? "", document.name(i))
-                for (a, attribute) in document.attributes(i).enumerated() where !attributes.contains([i, a]) && !images.contains([i, a]) {
+                for (a, attribute) in document.attributes(i).enumerated() where !attributes.contains([i,
+                    a]) && !images.contains([i, a]) {
                     emit("A ", attribute.namespace ?? "", attribute.name, SVGDataImages.stripped(attribute.value))
                 }
             case .entityReference: emit("R ", document.name(i))
