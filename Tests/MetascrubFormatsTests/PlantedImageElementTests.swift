@@ -105,6 +105,20 @@ final class PlantedImageElementTests: XCTestCase {
                 variants.append(Variant(name: "hdlr name", bytes: Surgery.isoReplace(
                     b, hdlr, with: Surgery.box("hdlr", fields + text + [0]), ancestors: Array(boxes.dropLast()))))
             }
+            if let boxes = Surgery.path(b, ["meta", "iinf"]), let iinf = boxes.last {
+                let entries = Surgery.children(b, (iinf.start + 12 + (b[iinf.start + 8] == 0 ? 2 : 4))..<iinf.end)
+                if let infe = entries.first, b[infe.start + 8] == 2 {
+                    // version 2: version/flags, item id, protection index, item type, then the name.
+                    let fields = Array(b[(infe.start + 8)..<infe.end])
+                    let named = Surgery.box("infe", Array(fields[0..<12]) + text + Array(fields[12...]))
+                    variants.append(Variant(name: "infe item name", bytes: Surgery.isoReplace(b, infe, with: named, ancestors: boxes)))
+                }
+            }
+            if let ftyp = Surgery.children(b, 0..<b.count).first, ftyp.type == "ftyp" {
+                // Two brands that spell the planted name: four free bytes each.
+                let grown = Surgery.box("ftyp", Array(b[(ftyp.start + 8)..<ftyp.end]) + Array("Planted ".utf8))
+                variants.append(Variant(name: "ftyp brands", bytes: Surgery.isoReplace(b, ftyp, with: grown, ancestors: [])))
+            }
             return variants
         }
     }
