@@ -75,7 +75,8 @@ struct ItemInfoBox {
             w.u8(0)
             let contentType = try string("content_type")
             let encoding = c.atEnd ? "" : try string("content_encoding")
-            item = HEIFItem(id: UInt32(id), type: HEIFItem.mime, contentType: contentType, contentEncoding: encoding, hidden: false, box: box)
+            item = HEIFItem(id: UInt32(id), type: HEIFItem.mime, contentType: contentType, contentEncoding: encoding,
+                            hidden: false, box: box)
         case 2, 3:
             let id = version == 2 ? UInt32(try c.u16("item_ID")) : try c.u32("item_ID")
             if version == 2 { w.u16(UInt16(id)) } else { w.u32(id) }
@@ -92,7 +93,8 @@ struct ItemInfoBox {
             } else if type == HEIFItem.uri {
                 _ = try string("item_uri_type")
             }
-            item = HEIFItem(id: id, type: type, contentType: contentType, contentEncoding: encoding, hidden: flags & 1 != 0, box: box)
+            item = HEIFItem(id: id, type: type, contentType: contentType, contentEncoding: encoding,
+                            hidden: flags & 1 != 0, box: box)
         default:
             throw c.malformed("item info entry version \(version) is not defined")
         }
@@ -102,13 +104,19 @@ struct ItemInfoBox {
 
     /// The rebuilt box with the kept entries copied byte for byte, or written plain (`HEIFItem.plain`) where `plain`
     /// says so.
-    func serialize(keeping kept: [HEIFItem], reader: BoxReader, plain: (UInt32) -> Bool = { _ in false }) throws -> [UInt8] {
+    func serialize(
+        keeping kept: [HEIFItem], reader: BoxReader, plain: (UInt32) -> Bool = { _ in false }
+    ) throws -> [UInt8] {
         let version: UInt8 = kept.count > 0xFFFF ? 1 : self.version
         var w = ByteWriter()
         w.fullBoxHeader(version: version, flags: 0)
         if version == 0 { w.u16(UInt16(kept.count)) } else { w.u32(UInt32(kept.count)) }
         for item in kept {
-            if let bytes = item.plain, plain(item.id) { w.append(bytes) } else { w.append(try reader.bytes(of: item.box)) }
+            if let bytes = item.plain, plain(item.id) {
+                w.append(bytes)
+            } else {
+                w.append(try reader.bytes(of: item.box))
+            }
         }
         return BoxWriter.box("iinf", w.bytes)
     }

@@ -77,7 +77,8 @@ public struct ExifItems: Sendable {
         options: ScanOptions, into items: inout [MetadataItem], notes: inout [Note]
     ) -> ExifItems {
         var map = ExifItems()
-        map.unreferencedItem = unreferenced(block, raw: raw, location: location, origin: origin, namespace: namespace, into: &items)
+        map.unreferencedItem = unreferenced(block, raw: raw, location: location, origin: origin, namespace: namespace,
+                                            into: &items)
         for directory in [ExifDirectory.ifd0, .exif, .gps, .interop] {
             for (index, entry) in block.entries(directory).enumerated() {
                 let known = ExifTagNames.name(tag: entry.tag, ifd: libexifKind(directory))

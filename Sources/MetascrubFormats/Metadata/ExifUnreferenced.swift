@@ -13,8 +13,9 @@ extension ExifItems {
         }
         guard let first = gaps.first, let last = gaps.last else { return nil }
         let total = gaps.reduce(0) { $0 + $1.count }
-        items.append(MetadataItem(key: "\(namespace):unreferenced", category: .content, location: "\(location)/unreferenced",
-                                  offset: origin + first.lowerBound, length: last.upperBound - first.lowerBound,
+        items.append(MetadataItem(key: "\(namespace):unreferenced", category: .content,
+                                  location: "\(location)/unreferenced", offset: origin + first.lowerBound,
+                                  length: last.upperBound - first.lowerBound,
                                   detail: "\(total) bytes of the EXIF block no directory refers to", isUnknown: true))
         return items.count - 1
     }
