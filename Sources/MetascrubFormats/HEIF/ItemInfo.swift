@@ -16,6 +16,9 @@ struct HEIFItem: Sendable {
     /// The entry as written from its fields with an empty name and nothing after its last field; nil when the box
     /// already is exactly that (a name is free text no decoder reads).
     var plain: [UInt8]?
+    /// Where the name is in the file, or the bytes after the entry's fields when the name is empty: the free text
+    /// `plain` leaves out (what the residue proof looks for).
+    var freeText: Range<Int64>?
 
     static let exif: FourCC = "Exif"
     static let mime: FourCC = "mime"
@@ -66,12 +69,15 @@ struct ItemInfoBox {
             return text
         }
         var item: HEIFItem
+        var name = 0..<0
         switch version {
         case 0, 1:
             let id = try c.u16("item_ID"), protection = try c.u16("item_protection_index")
             w.u16(id)
             w.u16(protection)
+            let nameStart = c.position
             _ = try c.cString("item_name")
+            name = nameStart..<c.position
             w.u8(0)
             let contentType = try string("content_type")
             let encoding = c.atEnd ? "" : try string("content_encoding")
@@ -83,7 +89,9 @@ struct ItemInfoBox {
             w.u16(try c.u16("item_protection_index"))
             let type = try c.fourCC("item_type")
             w.fourCC(type)
+            let nameStart = c.position
             _ = try c.cString("item_name")
+            name = nameStart..<c.position
             w.u8(0)
             var contentType: String?
             var encoding: String?
@@ -98,7 +106,12 @@ struct ItemInfoBox {
         default:
             throw c.malformed("item info entry version \(version) is not defined")
         }
-        if w.bytes != payload { item.plain = BoxWriter.box("infe", w.bytes) }
+        if w.bytes != payload {
+            item.plain = BoxWriter.box("infe", w.bytes)
+            // A name with its NUL is longer than one byte; otherwise what differs is after the last field.
+            let text = name.count > 1 ? name : c.position..<payload.count
+            item.freeText = box.payloadOffset + Int64(text.lowerBound)..<box.payloadOffset + Int64(text.upperBound)
+        }
         return item
     }
 
