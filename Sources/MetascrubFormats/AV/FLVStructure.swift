@@ -17,9 +17,11 @@ enum FLVStructure {
         let dataOffset = Int64(BigEndian.u32(head, 5))
         var found: [MetadataItem] = []
         if dataOffset > 9, dataOffset <= input.size,
-           try input.read(at: 9, count: Int(min(dataOffset - 9, 1 << 20)), format: format, path: "FLV header").contains(where: { $0 != 0 }) {
-            found.append(MetadataItem(key: "flv:header-slack", category: .content, location: "FLV header", offset: 9, length: dataOffset - 9,
-                                      detail: "\(dataOffset - 9) bytes after the FLV header's fields", isUnknown: true))
+           try input.read(at: 9, count: Int(min(dataOffset - 9, 1 << 20)), format: format, path: "FLV header")
+               .contains(where: { $0 != 0 }) {
+            found.append(MetadataItem(key: "flv:header-slack", category: .content, location: "FLV header", offset: 9,
+                                      length: dataOffset - 9, detail: "\(dataOffset - 9) bytes after the FLV header's fields",
+                                      isUnknown: true))
         }
         var at = dataOffset + 4, tags = 0
         while at + 11 <= input.size, tags < maxTags {
@@ -27,9 +29,10 @@ enum FLVStructure {
             let size = Int64(tag[1]) << 16 | Int64(tag[2]) << 8 | Int64(tag[3])
             let type = tag[0] & 0x1F
             if !knownTags.contains(type) {
-                found.append(MetadataItem(key: "flv:tag/\(type)", category: .content, location: "FLV tag at \(at)", offset: at,
-                                          length: min(11 + size, input.size - at),
-                                          detail: "FLV tag of type \(type) no player reads, \(size) bytes", isUnknown: true))
+                found.append(MetadataItem(key: "flv:tag/\(type)", category: .content, location: "FLV tag at \(at)",
+                                          offset: at, length: min(11 + size, input.size - at),
+                                          detail: "FLV tag of type \(type) no player reads, \(size) bytes",
+                                          isUnknown: true))
             }
             at += 11 + size + 4
             tags += 1
