@@ -8,6 +8,8 @@ import MetascrubFormats
 /// - the output parses, and a re-scan settled with the policy finds nothing it removes;
 /// - its content is the original's (remux comparison, transform check, or the re-encode's fidelity, measured by
 ///   the caller);
+/// - the ledger: a plan-written output is covered exactly by its plan's ranges, each with a reason that holds
+///   (`LedgerCoverage`);
 /// - the residue proof: no removed item's recognisable bytes anywhere outside the output's kept items.
 /// Any failure throws `verificationFailed` (exit 3); the report names item keys and offsets, never values unless
 /// `--show-values`.
@@ -61,6 +63,20 @@ struct Verifier {
         }
         guard content.passed else {
             throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
+        }
+        if let ledger = result.ledger {
+            do {
+                try LedgerCoverage(items: scan.items, findings: findings, compared: content.identical.map(\.original))
+                    .check(ledger, original: original, cleaned: cleaned)
+            } catch let violation as LedgerViolation {
+                var named = ""
+                switch violation.kind {
+                case .itemNotKept(let item), .outsideKeptItem(let item, _):
+                    if scan.items.indices.contains(item) { named = " (\(scan.items[item].key))" }
+                default: break
+                }
+                throw MetascrubError.verificationFailed(reason: "the output is not what its plan accounts for (ledger): \(violation)\(named)")
+            }
         }
         // Only a remux's comparison is with the original's own bytes (a transform's is with the turned image).
         try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: cleaned, after: after,
