@@ -320,7 +320,9 @@ public struct FileProcessor: Sendable {
         if !forbidden.isEmpty {
             throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
         }
-        if findings.contains(where: { $0.disposition != .keep }) { try Verifier(options: options).checkWalked(scan.notes) }
+        if findings.contains(where: { $0.disposition != .keep }) {
+            try Verifier(options: options).checkWalked(scan.notes, findings: findings)
+        }
         return (scan, findings)
     }
 

@@ -21,10 +21,20 @@ struct Verifier {
     /// Scan notes that say part of the file was not walked, so nothing inside it was listed or proven clean.
     static let unwalkedCodes: Set<String> = ["layers-unwalked", "makernote-unknown", "sei-too-large"]
 
-    /// Before anything is cleaned: a part the scanner could not walk fails the clean under `unwalked: fail`.
-    func checkWalked(_ notes: [Note]) throws {
+    /// Before anything is cleaned: a part the scanner could not walk fails the clean under `unwalked: fail`,
+    /// unless the clean removes it anyway (a maker note of an unknown layout under a policy that drops maker
+    /// notes): what goes need not be proven clean.
+    func checkWalked(_ notes: [Note], findings: [Finding] = []) throws {
         guard options.policy.unwalked == .fail else { return }
-        let unwalked = notes.filter { Self.unwalkedCodes.contains($0.code) }
+        let unwalked = notes.filter { note in
+            guard Self.unwalkedCodes.contains(note.code) else { return false }
+            guard let at = note.offset else { return true }
+            return !findings.contains { finding in
+                guard !finding.disposition.survives, let offset = finding.item.offset,
+                      let length = finding.item.length else { return false }
+                return offset <= at && at < offset + max(length, 1)
+            }
+        }
         guard let first = unwalked.first else { return }
         let at = first.offset.map { " at byte \($0)" } ?? ""
         throw MetascrubError.verificationFailed(
