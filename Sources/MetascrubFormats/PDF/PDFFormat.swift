@@ -54,14 +54,17 @@ public struct PDFFormat: FormatHandler {
             }
         }
         guard !removed.isEmpty else { return }
-        if removed.count == layout.attachments.count, let names = layout.namesDictionary.flatMap({ document.resolve($0) }) {
+        var stripped = removed
+        // None of the listed files stays: the list goes, names and descriptions with it.
+        if removed.filter(\.listed).count == layout.attachments.filter(\.listed).count,
+           let names = layout.namesDictionary.flatMap({ document.resolve($0) }) {
             document.remove(names, "/EmbeddedFiles")
-        } else {
-            for attachment in removed {
-                guard let spec = document.resolve(attachment.fileSpec) else { continue }
-                document.remove(spec, "/EF")
-                document.remove(spec, "/RF")
-            }
+            stripped.removeAll(where: \.listed)
+        }
+        for attachment in stripped {
+            guard let spec = document.resolve(attachment.fileSpec) else { continue }
+            document.remove(spec, "/EF")
+            document.remove(spec, "/RF")
         }
         try document.check("attached files")
     }
@@ -75,6 +78,8 @@ public struct PDFFormat: FormatHandler {
         if let page = zip(before.pageDigests, after.pageDigests).enumerated().first(where: { $0.element.0 != $0.element.1 }) {
             return ContentCheck(method: method, passed: false, detail: "page \(page.offset + 1) differs")
         }
-        return ContentCheck(method: method, passed: true)
+        var check = ContentCheck(method: method, passed: true)
+        check.decoded = (try PDFDecodedStreams.of(original), try PDFDecodedStreams.of(cleaned))
+        return check
     }
 }
