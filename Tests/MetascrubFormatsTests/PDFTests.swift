@@ -135,6 +135,28 @@ final class PDFTests: XCTestCase {
         ContainerChecks.assertRobust(Self.fixture, in: dir)
     }
 
+    func testADocumentQPDFRepairsIsCleanedWithANoteOrRefused() throws {
+        try Tool.require("qpdf", "pdftotext")
+        // The cross-reference table is not where startxref says: QPDF rebuilds it from the objects it finds.
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("pdf/annotated.pdf"))!)
+        let start = Array("startxref".utf8)
+        let at = (0...(bytes.count - start.count)).last { bytes[$0..<($0 + start.count)].elementsEqual(start) }!
+        bytes = Array(bytes[..<at]) + Array("startxref\n1234\n%%EOF\n".utf8)
+        let cut = dir.file("cut.pdf")
+        FileManager.default.createFile(atPath: cut, contents: Data(bytes))
+        let output = dir.file("cut-clean.pdf")
+        let report = Run.clean(cut, to: output)
+        XCTAssertEqual(report.status, .cleaned, "\(report.error.map { "\($0)" } ?? "")")
+        XCTAssertTrue(report.notes.contains { $0.code == "damaged-input" }, "\(report.notes.map(\.code))")
+        XCTAssertEqual(Self.present(output, ["CANARY-PDF-REVIEWER", "CANARY-PDF-AUTHOR-0", "CANARY-PDF-PIECEINFO", "CANARY-PDF-ATTACHED-ARTIST"]), [])
+        XCTAssertEqual(Tool.run(["qpdf", "--check", output]).status, 0, "the output is sound")
+        var refuse = Run.policy("strict")
+        refuse.damaged = .refuse
+        let refused = Run.clean(cut, to: dir.file("cut-refused.pdf"), policy: refuse)
+        XCTAssertEqual(refused.status, .error)
+        XCTAssertEqual(refused.error?.code, "malformed")
+    }
+
     // MARK: - Oracles
 
     /// Every value of `values` found in the file's bytes or inside any of its streams, inflated by Python's zlib

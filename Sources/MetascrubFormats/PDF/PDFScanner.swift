@@ -53,6 +53,10 @@ struct PDFScanner {
     static func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<PDFLayout> {
         let document = try QPDFDocument(input)
         var scanner = PDFScanner(document, options: options)
+        if let repaired = document.repaired, case .malformed(_, _, let offset, let reason) = repaired {
+            try scanner.found.damaged(repaired, at: offset, "QPDF repaired the document while reading it (\(reason)); every object it "
+                + "found is walked and the file is written fresh")
+        }
         try scanner.walkTrailer()
         scanner.layout.pageDigests = try PDFContentDigest(document).pages()
         try scanner.documentID()
