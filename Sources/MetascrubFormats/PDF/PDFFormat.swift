@@ -13,7 +13,8 @@ public struct PDFFormat: FormatHandler {
         try PDFScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult<PDFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+    public func clean(_ input: any ByteSource, scan: ScanResult<PDFLayout>, plan: CleanPlan,
+                      to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         let document = try QPDFDocument(input)
         // Attached files first: their streams are found by the places the scan recorded, which removing a
@@ -71,9 +72,11 @@ public struct PDFFormat: FormatHandler {
 
     public func verifyContent(original: any ByteSource, _ before: PDFLayout, cleaned: any ByteSource, _ after: PDFLayout,
                               result: CleanResult) throws -> ContentCheck {
-        let method = "every page's content streams and what its dictionary reaches (resources, fonts, images, annotations) by SHA-256 through QPDF"
+        let method = "every page's content streams and what its dictionary reaches (resources, fonts, images, "
+            + "annotations) by SHA-256 through QPDF"
         guard before.pageDigests.count == after.pageDigests.count else {
-            return ContentCheck(method: method, passed: false, detail: "\(before.pageDigests.count) pages became \(after.pageDigests.count)")
+            return ContentCheck(method: method, passed: false,
+                                detail: "\(before.pageDigests.count) pages became \(after.pageDigests.count)")
         }
         if let page = zip(before.pageDigests, after.pageDigests).enumerated().first(where: { $0.element.0 != $0.element.1 }) {
             return ContentCheck(method: method, passed: false, detail: "page \(page.offset + 1) differs")

@@ -135,12 +135,13 @@ struct PDFScanner {
         let isPage = document.name(document.get(oh, "/Type")) == "/Page"
         let isMarkup = document.has(oh, "/Rect") && Self.markupAnnotations.contains(document.name(document.get(oh, "/Subtype")) ?? "")
         let what = isCatalog ? "catalog" : isPage ? "page" : isMarkup ? "annotation" : "object"
+        let prefix = what == "object" ? "\(place)" : "\(what) \(place)"
         for key in document.keys(oh) {
             let value = document.get(oh, key)
-            let location = "\(what) \(place)/\(key.dropFirst())"
+            let location = "\(prefix)/\(key.dropFirst())"
             switch key {
             case "/Metadata" where document.isStream(value):
-                xmp(value, owner: place, location: "\(what) \(place)/Metadata")
+                xmp(value, owner: place, location: "\(prefix)/Metadata")
             case "/PieceInfo":
                 remove(key, in: place, "pdf:PieceInfo", .software, location: location, value: document.text(value),
                        detail: "\(what) /PieceInfo: the editing application's private data")

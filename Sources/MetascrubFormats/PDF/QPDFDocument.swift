@@ -83,7 +83,8 @@ final class QPDFDocument {
 
     private static func typed(_ q: qpdf_data, _ error: qpdf_error, path: String) -> MetascrubError {
         let detail = qpdf_get_error_message_detail(q, error).map { String(cString: $0) }
-        let text = detail.flatMap { $0.isEmpty ? nil : $0 } ?? qpdf_get_error_full_text(q, error).map { String(cString: $0) } ?? "QPDF error"
+        let full = qpdf_get_error_full_text(q, error).map { String(cString: $0) }
+        let text = detail.flatMap { $0.isEmpty ? nil : $0 } ?? full ?? "QPDF error"
         return .malformed(format: "PDF", path: path, offset: Int64(clamping: qpdf_get_error_file_position(q, error)), reason: text)
     }
 
