@@ -104,6 +104,7 @@ public struct FileProcessor: Sendable {
                     let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues, tolerateDamage: options.policy.damaged == .clean))
                     report.findings = try decisions(scan, source)
                     report.notes = scan.notes
+                    report.describe(manifests: scan.provenance, showValues: options.showValues)
                     report.status = report.actionable.isEmpty ? .clean : .findings
                 } catch MetascrubError.unsupported(_, let reason) {
                     // A variant only the handler can tell apart (a DNG inside TIFF): reported like any
@@ -264,6 +265,8 @@ public struct FileProcessor: Sendable {
                        report: inout FileReport) throws {
         let (scan, findings, plan) = try decide(source, handler: handler, report: &report)
         guard let plan else {
+            // Nothing changes: the output's bytes, so its bindings, are the original's.
+            report.recordBindings(before: scan.provenance, after: scan.provenance, findings: findings)
             if !inPlace {
                 try write(copyOf: source, to: destination, report: &report)
                 report.method = .copy
@@ -306,6 +309,7 @@ public struct FileProcessor: Sendable {
         let findings = try decisions(scan, source)
         report.findings = findings.forReport(showValues: options.showValues)
         report.notes += scan.notes
+        report.describe(manifests: scan.provenance, showValues: options.showValues)
         let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
         // A signed manifest refused under `provenance: fail`: the report says what would have broken it.
         for finding in forbidden where finding.rule.hasPrefix("provenance fail: ") {

@@ -8,6 +8,8 @@ import MetascrubFormats
 /// - the output parses, and a re-scan settled with the policy finds nothing it removes;
 /// - its content is the original's (remux comparison, transform check, or the re-encode's fidelity, measured by
 ///   the caller);
+/// - the ledger: a plan-written output is covered exactly by its plan's ranges, each with a reason that holds
+///   (`LedgerCoverage`);
 /// - the residue proof: no removed item's recognisable bytes anywhere outside the output's kept items.
 /// Any failure throws `verificationFailed` (exit 3); the report names item keys and offsets, never values unless
 /// `--show-values`.
@@ -40,6 +42,7 @@ struct Verifier {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(FileProcessor.typed(error).description)")
         }
         let after = try processor.decisions(rescan.scan, cleaned)
+        report.recordBindings(before: scan.provenance, after: rescan.scan.provenance, findings: findings)
         let remaining = Self.remaining(after)
         let content = try rescan.verifyContent(original: original, cleaned: cleaned, result: result)
         report.verification = Verification(
@@ -50,6 +53,20 @@ struct Verifier {
         }
         guard content.passed else {
             throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
+        }
+        if let ledger = result.ledger {
+            do {
+                try LedgerCoverage(items: scan.items, findings: findings, compared: content.identical.map(\.original))
+                    .check(ledger, original: original, cleaned: cleaned)
+            } catch let violation as LedgerViolation {
+                var named = ""
+                switch violation.kind {
+                case .itemNotKept(let item), .outsideKeptItem(let item, _):
+                    if scan.items.indices.contains(item) { named = " (\(scan.items[item].key))" }
+                default: break
+                }
+                throw MetascrubError.verificationFailed(reason: "the output is not what its plan accounts for (ledger): \(violation)\(named)")
+            }
         }
         // Only a remux's comparison is with the original's own bytes (a transform's is with the turned image).
         // Decoded streams follow each file's bytes, so offsets into the files stay what the scans say.
@@ -78,6 +95,7 @@ struct Verifier {
             throw MetascrubError.verificationFailed(reason: "the \(noun) file does not parse: \(FileProcessor.typed(error).description)")
         }
         let after = try processor.decisions(rescan, output)
+        report.recordBindings(before: scan.provenance, after: rescan.provenance, findings: findings)
         let remaining = Self.remaining(after)
         report.verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
@@ -109,8 +127,18 @@ struct Verifier {
             guard afterRoles.exempt(index), let offset = after[index].item.offset, let length = after[index].item.length else { return nil }
             return offset..<offset + length
         }
-        let residues = try ResidueProof(roles: ItemRoles(items: items, findings: findings))
-            .residues(original: original, cleaned: cleaned, keptInOutput: kept, copies: copies)
+        let roles = ItemRoles(items: items, findings: findings)
+        // Kept blocks the clean rebuilt without something (by key: the output's scan is not trusted to list
+        // what a broken rebuild left in them).
+        let rebuilt = Set(items.indices.filter { !roles.removed($0) && roles.holdsRemoved($0) }.map { items[$0].key })
+        let untouched = after.indices.compactMap { index -> Range<Int64>? in
+            guard afterRoles.exempt(index), !rebuilt.contains(after[index].item.key),
+                  let offset = after[index].item.offset, let length = after[index].item.length else { return nil }
+            return offset..<offset + length
+        }
+        let residues = try ResidueProof(roles: roles)
+            .residues(original: original, cleaned: cleaned, keptInOutput: kept, keptUntouchedInOutput: untouched,
+                      copies: copies)
         guard !residues.isEmpty else { return }
         report.verification?.rescan = .failed
         report.verification?.remaining = Array(Set(residues.map(\.key))).sorted()

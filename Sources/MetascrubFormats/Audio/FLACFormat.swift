@@ -99,7 +99,9 @@ public struct FLACFormat: FormatHandler {
             case 2:
                 let id = length >= 4 ? try input.read(at: position + 4, count: 4) : []
                 let printable = id.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-                add("flac:application", .embedded, "APPLICATION block\(printable && !id.isEmpty ? " '\(String(decoding: id, as: UTF8.self))'" : ""), \(length) bytes")
+                // An application's own data (a DAW's project state, foreign RIFF chunks): no decoder reads it.
+                add("flac:application", .embedded, "APPLICATION block\(printable && !id.isEmpty ? " '\(String(decoding: id, as: UTF8.self))'" : ""), \(length) bytes",
+                    unknown: true)
             case 4:
                 let data = try input.read(at: position + 4, count: length)
                 var comment = try VorbisComment.parse(data, at: 0, format: Self.format, path: location, origin: position + 4)
@@ -133,15 +135,15 @@ public struct FLACFormat: FormatHandler {
         var out = OutputPlan()
         let cleaned = try scan.cleanedEmbeddedFiles(plan)
         out.append(leading: layout.leading, keeps: plan.keeps, cleaned: cleaned)
-        out.copy(layout.magic..<layout.magic + 4)
+        out.copy(layout.magic..<layout.magic + 4, because: .structure)
         // Each kept block: its type, and either its payload range or new bytes.
-        enum Payload { case copy(Range<Int64>), bytes([UInt8]) }
+        enum Payload { case copy(Range<Int64>, LedgerReason), bytes([UInt8]) }
         var kept: [(UInt8, Payload)] = []
         for block in layout.blocks {
             if block.type == 1 { continue }
             if let comment = block.comment {
                 let same = comment.unchanged(keeps: plan.keeps) && !comment.fieldItems.contains { cleaned[$0] != nil }
-                kept.append((4, same ? .copy(block.payload) : .bytes(comment.rebuilt(keeps: plan.keeps, cleaned: cleaned))))
+                kept.append((4, same ? .copy(block.payload, .structure) : .bytes(comment.rebuilt(keeps: plan.keeps, cleaned: cleaned))))
             } else if let item = block.item {
                 if let picture = cleaned[item], let at = block.pictureLengthAt {
                     // The PICTURE block as it was up to the picture's length, then the cleaned picture.
@@ -149,16 +151,16 @@ public struct FLACFormat: FormatHandler {
                     if let description = block.descriptionItem, !plan.keeps(description) { head = FLACPicture.withoutDescription(head) }
                     kept.append((block.type, .bytes(head + BigEndian.bytes32(picture.count) + picture)))
                 } else if plan.keeps(item) {
-                    kept.append((block.type, .copy(block.payload)))
+                    kept.append((block.type, .copy(block.payload, .keptItem(item))))
                 }
             } else {
-                kept.append((block.type, .copy(block.payload)))
+                kept.append((block.type, .copy(block.payload, .codedData)))
             }
         }
         for (index, (type, payload)) in kept.enumerated() {
             let length: Int
             switch payload {
-            case .copy(let r): length = r.count
+            case .copy(let r, _): length = r.count
             case .bytes(let b): length = b.count
             }
             guard length < 1 << 24 else {
@@ -167,14 +169,13 @@ public struct FLACFormat: FormatHandler {
             // The last-metadata-block flag moves to whichever block now comes last.
             out.append([(index == kept.count - 1 ? 0x80 : 0) | type, UInt8(length >> 16), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)])
             switch payload {
-            case .copy(let r): out.copy(r)
+            case .copy(let r, let reason): out.copy(r, because: reason)
             case .bytes(let b): out.append(b)
             }
         }
-        out.copy(layout.audio)
-        for tag in layout.trailing.tags where plan.keeps(tag.item) { out.copy(tag.range) }
-        try out.write(from: input, to: output)
-        var result = CleanResult(method: .remux)
+        out.copy(layout.audio, because: .codedData)
+        for tag in layout.trailing.tags where plan.keeps(tag.item) { out.copy(tag.range, because: .keptItem(tag.item)) }
+        var result = CleanResult(method: .remux, ledger: try out.write(from: input, to: output))
         if layout.blocks.contains(where: { $0.type == 1 }) {
             result.notes.append(Note(.info, code: "flac-padding-dropped", "PADDING blocks were dropped (they can hold bytes of earlier tags)"))
         }
@@ -200,14 +201,15 @@ public struct FLACFormat: FormatHandler {
         let structural: (FLACLayout) -> [FLACLayout.Block] = { $0.blocks.filter { $0.type == 0 || $0.type == 3 } }
         let x = structural(before), y = structural(after)
         guard x.map(\.type) == y.map(\.type) else { return ContentCheck(method: method, passed: false, detail: "STREAMINFO/SEEKTABLE changed") }
+        var identical = IdenticalRanges()
         for (p, q) in zip(x, y) {
-            guard try ByteComparison.equal(original, p.payload, cleaned, q.payload) else {
+            guard try ByteComparison.equal(original, p.payload, cleaned, q.payload, skipping: [], proving: &identical) else {
                 return ContentCheck(method: method, passed: false, detail: "\(Self.names[p.type] ?? "block") differs")
             }
         }
-        guard try ByteComparison.equal(original, before.audio, cleaned, after.audio) else {
+        guard try ByteComparison.equal(original, before.audio, cleaned, after.audio, skipping: [], proving: &identical) else {
             return ContentCheck(method: method, passed: false, detail: "audio frames differ")
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }

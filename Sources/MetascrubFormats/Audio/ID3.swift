@@ -210,7 +210,7 @@ extension OutputPlan {
     mutating func append(leading tags: [ID3Tag], keeps: (Int) -> Bool, cleaned: [Int: [UInt8]] = [:]) {
         for tag in tags {
             switch tag.rebuild(keeps: keeps, cleaned: cleaned) {
-            case .unchanged: copy(tag.fileRange)
+            case .unchanged: copy(tag.fileRange, because: .structure)
             case .drop: break
             case .replace(let bytes): append(bytes)
             }

@@ -30,6 +30,8 @@ enum IFFChunkKind {
 public struct IFFLayout: Sendable {
     enum Content {
         case structure
+        /// A structure chunk with bytes after its fields: written with its fields only unless the item is kept.
+        case trimmed(item: Int, payload: [UInt8])
         case drop
         case item(Int)
         /// LIST INFO: the list type and each subchunk (range in the file, item).
@@ -81,7 +83,17 @@ struct IFFAudio {
             let parseable = chunk.size <= Self.parseLimit
             switch classify(chunk.id) {
             case .structure:
-                contents.append(.structure)
+                let payload = parseable && IFFChunkFields.ids.contains(chunk.id) ? try input.read(at: chunk.payloadOffset, count: Int(chunk.size)) : []
+                if let fields = IFFChunkFields.trimmed(chunk.id, payload, order: form.order, aifc: form.formType == "AIFC") {
+                    let slack = Int64(fields.count)
+                    let item = found.add("\(namespace):\(name)-slack", .content, location: location, offset: chunk.payloadOffset + slack,
+                                         length: chunk.size - slack, detail: "\(chunk.size - slack) bytes after the fields of the \(name) chunk",
+                                         unknown: true)
+                    found.inspect(item, payload: Array(payload[fields.count...]), origin: chunk.payloadOffset + slack)
+                    contents.append(.trimmed(item: item, payload: fields))
+                } else {
+                    contents.append(.structure)
+                }
             case .filler:
                 if parseable, try input.read(at: chunk.payloadOffset, count: Int(chunk.size)).allSatisfy({ $0 == 0 }) {
                     contents.append(.drop)
@@ -168,17 +180,21 @@ struct IFFAudio {
     func clean(_ input: any ByteSource, scan: ScanResult<IFFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         let form = layout.form
-        enum Piece { case chunk(IFFForm.Chunk), bytes([UInt8]) }
+        // A copied chunk carries why its payload may stay; its 8-byte header is structure.
+        enum Piece { case chunk(IFFForm.Chunk, LedgerReason), bytes([UInt8]) }
         var pieces: [Piece] = []
         for (chunk, content) in zip(form.chunks, layout.contents) {
             switch content {
-            case .structure: pieces.append(.chunk(chunk))
+            case .structure: pieces.append(.chunk(chunk, .codedData))
+            // Kept with its slack, it is compared whole by the content check; trimmed, it is written from its fields.
+            case .trimmed(let item, let payload):
+                pieces.append(plan.keeps(item) ? .chunk(chunk, .codedData) : .bytes(form.chunkBytes(chunk.id, payload)))
             case .drop: continue
-            case .item(let item): if plan.keeps(item) { pieces.append(.chunk(chunk)) }
+            case .item(let item): if plan.keeps(item) { pieces.append(.chunk(chunk, .keptItem(item))) }
             case .info(let entries):
                 let kept = entries.filter { plan.keeps($0.item) }
                 if kept.count == entries.count && !entries.isEmpty {
-                    pieces.append(.chunk(chunk))
+                    pieces.append(.chunk(chunk, .structure))
                 } else if !kept.isEmpty {
                     var payload = Array("INFO".utf8)
                     for entry in kept { payload += try input.read(at: entry.range.lowerBound, count: entry.range.count) }
@@ -186,10 +202,10 @@ struct IFFAudio {
                 }
             case .xmp(let packet, let keys):
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
-                pieces.append(rebuilt == packet ? .chunk(chunk) : .bytes(form.chunkBytes(chunk.id, rebuilt)))
+                pieces.append(rebuilt == packet ? .chunk(chunk, .structure) : .bytes(form.chunkBytes(chunk.id, rebuilt)))
             case .id3(let tag):
                 switch tag.rebuild(keeps: plan.keeps) {
-                case .unchanged: pieces.append(.chunk(chunk))
+                case .unchanged: pieces.append(.chunk(chunk, .structure))
                 case .drop: continue
                 case .replace(let bytes): pieces.append(.bytes(form.chunkBytes(chunk.id, bytes)))
                 }
@@ -198,7 +214,7 @@ struct IFFAudio {
         var bodySize: Int64 = 0
         for piece in pieces {
             switch piece {
-            case .chunk(let c): bodySize += Int64(c.range.count)
+            case .chunk(let c, _): bodySize += Int64(c.range.count)
             case .bytes(let b): bodySize += Int64(b.count)
             }
         }
@@ -211,46 +227,58 @@ struct IFFAudio {
             }
             out.append(Array((form.kind == .riff ? "RIFF" : "FORM").utf8) + form.order.bytes(UInt32(formSize)) + Array(form.formType.utf8))
         case .rf64:
-            out.copy(offset: 0, count: 4)
+            out.copy(offset: 0, count: 4, because: .structure)
             out.append([0xFF, 0xFF, 0xFF, 0xFF] + Array(form.formType.utf8))
         }
         for piece in pieces {
             switch piece {
-            case .chunk(let c) where form.kind == .rf64 && c.id == "ds64":
+            case .chunk(let c, _) where form.kind == .rf64 && c.id == "ds64":
                 // ds64 holds the 64-bit RIFF size: the only value of it that changes.
                 var payload = try input.read(at: c.payloadOffset, count: Int(c.size))
                 for i in 0..<8 { payload[i] = UInt8((UInt64(formSize) >> (8 * UInt64(i))) & 0xFF) }
                 out.append(form.chunkBytes("ds64", payload))
-            case .chunk(let c):
-                out.copy(offset: c.offset, count: 8 + c.size)
+            case .chunk(let c, let reason):
+                out.copy(offset: c.offset, count: 8, because: .structure)
+                out.copy(offset: c.payloadOffset, count: c.size, because: reason)
                 // The pad byte of an odd-sized chunk is written as zero, whatever the source held there.
-                if c.size & 1 == 1 && !c.cut { out.append([0]) }
+                if c.size & 1 == 1 && !c.cut { out.append([0], because: .padding) }
             case .bytes(let b): out.append(b)
             }
         }
-        if let trailer = form.trailer, let item = layout.trailerItem, plan.keeps(item) { out.copy(trailer) }
-        try out.write(from: input, to: output)
-        return CleanResult(method: .remux)
+        if let trailer = form.trailer, let item = layout.trailerItem, plan.keeps(item) { out.copy(trailer, because: .keptItem(item)) }
+        return CleanResult(method: .remux, ledger: try out.write(from: input, to: output))
     }
 
     func verifyContent(original: any ByteSource, _ before: IFFLayout, cleaned: any ByteSource, _ after: IFFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "format, sample data and every structural chunk byte-identical"
-        func structure(_ l: IFFLayout) -> [IFFForm.Chunk] {
-            zip(l.form.chunks, l.contents).compactMap { if case .structure = $0.1 { return $0.0 } else { return nil } }
+        // A trimmed chunk is compared by its fields (what it was written with when its slack went).
+        func structure(_ l: IFFLayout) -> [(chunk: IFFForm.Chunk, fields: [UInt8]?)] {
+            zip(l.form.chunks, l.contents).compactMap {
+                switch $0.1 {
+                case .structure: return ($0.0, nil)
+                case .trimmed(_, let payload): return ($0.0, payload)
+                default: return nil
+                }
+            }
         }
-        let x = structure(before), y = structure(after)
-        guard before.form.formType == after.form.formType, x.map(\.id) == y.map(\.id) else {
+        let x = structure(before), y = structure(after).map(\.chunk)
+        guard before.form.formType == after.form.formType, x.map(\.chunk.id) == y.map(\.id) else {
             return ContentCheck(method: method, passed: false, detail: "structural chunk sequence changed")
         }
-        for (p, q) in zip(x, y) {
+        var identical = IdenticalRanges()
+        for ((p, fields), q) in zip(x, y) {
+            if let fields, q.size == Int64(fields.count) {
+                if try cleaned.read(at: q.payloadOffset, count: fields.count) == fields { continue }
+            }
             // ds64's first 8 bytes are the RIFF size, which changes with the removed chunks.
             let skip: Int64 = p.id == "ds64" && before.form.kind == .rf64 ? 8 : 0
             guard p.size == q.size,
-                  try ByteComparison.equal(original, p.payloadOffset + skip..<p.payload.upperBound, cleaned, q.payloadOffset + skip..<q.payload.upperBound) else {
+                  try ByteComparison.equal(original, p.payloadOffset + skip..<p.payload.upperBound, cleaned,
+                                           q.payloadOffset + skip..<q.payload.upperBound, skipping: [], proving: &identical) else {
                 return ContentCheck(method: method, passed: false, detail: "\(p.id) chunk at \(p.offset) differs")
             }
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }
 

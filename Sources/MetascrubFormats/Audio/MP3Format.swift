@@ -100,47 +100,60 @@ public struct MP3Format: FormatHandler {
         var out = OutputPlan()
         out.append(leading: layout.leading, keeps: plan.keeps, cleaned: try scan.cleanedEmbeddedFiles(plan))
         // Zero padding between the tags and the first frame is dropped; unknown bytes there go unless kept.
-        if let junk = layout.junk, let item = layout.junkItem, plan.keeps(item) { out.copy(junk) }
+        if let junk = layout.junk, let item = layout.junkItem, plan.keeps(item) { out.copy(junk, because: .keptItem(item)) }
         // Frames, and what the policy keeps of what sits between them, in file order; a LAME tag whose encoder
         // string goes is rewritten in its frame's first bytes.
         var lames: [Int64: LAMETag] = [:]
         if let lame = layout.lame, let item = layout.lameItem, !plan.keeps(item) { lames[layout.framesStart] = lame }
         for lame in layout.stream.lames { if let item = lame.item, !plan.keeps(item) { lames[lame.frame] = lame.tag } }
-        let pieces = layout.stream.runs + layout.stream.tags.tags.filter { plan.keeps($0.item) }.map(\.range)
-            + layout.stream.unknown.filter { plan.keeps($0.item) }.map(\.range)
-        for piece in pieces.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let lame = lames[piece.lowerBound], Int64(lame.crcOffset + 2) <= Int64(piece.count) {
-                out.append(lame.neutralised(try input.read(at: piece.lowerBound, count: lame.crcOffset + 2)))
-                out.copy(piece.lowerBound + Int64(lame.crcOffset + 2)..<piece.upperBound)
+        let runs = layout.stream.runs.map { (range: $0, reason: LedgerReason.codedData) }
+        let kept = (layout.stream.tags.tags.map { ($0.range, $0.item) } + layout.stream.unknown.map { ($0.range, $0.item) })
+            .filter { plan.keeps($0.1) }.map { (range: $0.0, reason: LedgerReason.keptItem($0.1)) }
+        // Frames are coded data but for the LAME tag bytes the content check skips (kept: structure the scan read).
+        let coded = ByteSplice.subtract(layout.stream.runs, Self.lameHoles(layout))
+        func copy(_ range: Range<Int64>, _ reason: LedgerReason) {
+            if reason == .codedData { out.copy(range, coded: coded, otherwise: .structure) } else { out.copy(range, because: reason) }
+        }
+        for piece in (runs + kept).sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) {
+            let range = piece.range
+            if let lame = lames[range.lowerBound], Int64(lame.crcOffset + 2) <= Int64(range.count) {
+                out.append(lame.neutralised(try input.read(at: range.lowerBound, count: lame.crcOffset + 2)))
+                copy(range.lowerBound + Int64(lame.crcOffset + 2)..<range.upperBound, piece.reason)
             } else {
-                out.copy(piece)
+                copy(range, piece.reason)
             }
         }
         for tag in layout.trailing.tags where plan.keeps(tag.item) {
-            out.copy(tag.range)
+            out.copy(tag.range, because: .keptItem(tag.item))
         }
-        try out.write(from: input, to: output)
-        return CleanResult(method: .remux)
+        return CleanResult(method: .remux, ledger: try out.write(from: input, to: output))
+    }
+
+    /// Holes in the frames: each LAME tag's version characters and CRC, which a clean may rewrite.
+    static func lameHoles(_ layout: MP3Layout) -> [Range<Int64>] {
+        var holes: [Range<Int64>] = []
+        for (frame, lame) in (layout.lame.map { [(layout.framesStart, $0)] } ?? []) + layout.stream.lames.map({ ($0.frame, $0.tag) }) {
+            holes += [frame + Int64(lame.offset + LAMETag.keptPrefix)..<frame + Int64(lame.offset + 9),
+                      frame + Int64(lame.crcOffset)..<frame + Int64(lame.crcOffset + 2)]
+        }
+        return holes
     }
 
     public func verifyContent(
         original: any ByteSource, _ before: MP3Layout, cleaned: any ByteSource, _ after: MP3Layout, result: CleanResult
     ) throws -> ContentCheck {
         let method = "MPEG audio frames byte-identical (LAME encoder version characters and tag CRC excepted)"
-        // Holes in the original: each LAME tag's version characters and CRC.
-        var holes: [Range<Int64>] = []
-        for (frame, lame) in (before.lame.map { [(before.framesStart, $0)] } ?? []) + before.stream.lames.map({ ($0.frame, $0.tag) }) {
-            holes += [frame + Int64(lame.offset + LAMETag.keptPrefix)..<frame + Int64(lame.offset + 9),
-                      frame + Int64(lame.crcOffset)..<frame + Int64(lame.crcOffset + 2)]
-        }
+        let holes = Self.lameHoles(before)
         let a = before.stream.runs, b = after.stream.runs
         let sizes = (a.reduce(0) { $0 + Int64($1.count) }, b.reduce(0) { $0 + Int64($1.count) })
         guard sizes.0 == sizes.1 else {
             return ContentCheck(method: method, passed: false, detail: "audio frames are \(sizes.0) bytes before, \(sizes.1) after")
         }
-        if let differs = try MP3FrameStream.firstDifference(original, a, cleaned, b, skipping: holes.sorted { $0.lowerBound < $1.lowerBound }) {
+        var identical = IdenticalRanges()
+        if let differs = try MP3FrameStream.firstDifference(original, a, cleaned, b, skipping: holes.sorted { $0.lowerBound < $1.lowerBound },
+                                                            proving: &identical) {
             return ContentCheck(method: method, passed: false, detail: "audio differs in the frames at byte \(differs) of the original")
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }

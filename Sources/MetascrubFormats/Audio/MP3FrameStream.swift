@@ -212,14 +212,14 @@ struct MP3FrameStream {
     }
 
     /// Where the frames of `a` (runs in `x`, read end to end) first differ from those of `b` (runs in `y`),
-    /// outside `holes` (offsets in `a`, sorted); nil when they are the same bytes.
+    /// outside `holes` (offsets in `a`, sorted); nil when they are the same bytes. What it compared goes to `proven`.
     static func firstDifference(_ a: any ByteSource, _ x: [Range<Int64>], _ b: any ByteSource, _ y: [Range<Int64>],
-                                skipping holes: [Range<Int64>]) throws -> Int64? {
+                                skipping holes: [Range<Int64>], proving proven: inout IdenticalRanges) throws -> Int64? {
         var i = 0, j = 0
         var p = x.first?.lowerBound ?? 0, q = y.first?.lowerBound ?? 0
         while i < x.count && j < y.count {
             let n = min(x[i].upperBound - p, y[j].upperBound - q)
-            if n > 0, try !ByteComparison.equal(a, p..<p + n, b, q..<q + n, skipping: holes) { return p }
+            if n > 0, try !ByteComparison.equal(a, p..<p + n, b, q..<q + n, skipping: holes, proving: &proven) { return p }
             p += n
             q += n
             if p >= x[i].upperBound { i += 1; if i < x.count { p = x[i].lowerBound } }

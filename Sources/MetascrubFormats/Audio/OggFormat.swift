@@ -158,9 +158,15 @@ public struct OggFormat: FormatHandler {
         let rewritten = chain.streams.indices.filter { !chain.streams[$0].keepsHeaders(plan.keeps) }
         if rewritten.isEmpty {
             var out = OutputPlan()
-            out.copy(0..<(keepsTrailer ? input.size : layout.pagesEnd))
-            try out.write(from: input, to: output)
-            return CleanResult(method: .remux)
+            var position: Int64 = 0
+            let codecHeaders = chain.headerPages
+            while position < layout.pagesEnd {
+                let page = try OggPage.read(input, at: position)
+                Self.copy(page, headerPages: codecHeaders, to: &out)
+                position = page.end
+            }
+            Self.copyTail(layout, keepsTrailer: keepsTrailer, plan: plan, size: input.size, to: &out)
+            return CleanResult(method: .remux, ledger: try out.write(from: input, to: output))
         }
         // New header pages of each stream whose comment changes, and how far its later pages' numbers move.
         var headers: [Int64: [[UInt8]]] = [:]
@@ -181,6 +187,7 @@ public struct OggFormat: FormatHandler {
             if delta != 0 { deltas[index] = delta }
         }
         let headerPages = Set(rewritten.flatMap { chain.streams[$0].headerPages })
+        let codecHeaders = chain.headerPages
         var out = OutputPlan()
         var position: Int64 = 0
         while position < layout.pagesEnd {
@@ -199,25 +206,42 @@ public struct OggFormat: FormatHandler {
                 out.append(OggPage.serialise(flags: page.flags, granule: page.granule, serial: page.serial,
                                              sequence: page.sequence &+ delta, lacing: page.lacing, body: bytes[page.headerSize...]))
             } else {
-                out.copy(page.offset..<page.end)
+                Self.copy(page, headerPages: codecHeaders, to: &out)
             }
         }
-        if layout.cutPage != nil || (keepsTrailer && layout.pagesEnd < input.size) { out.copy(layout.pagesEnd..<input.size) }
-        try out.write(from: input, to: output)
-        var result = CleanResult(method: .remux)
+        Self.copyTail(layout, keepsTrailer: keepsTrailer, plan: plan, size: input.size, to: &out)
+        var result = CleanResult(method: .remux, ledger: try out.write(from: input, to: output))
         if !deltas.isEmpty {
             result.notes.append(Note(.info, code: "ogg-renumbered", "a comment header now takes a different number of pages; later pages of its stream were renumbered and their CRCs recomputed"))
         }
         return result
     }
 
+    /// A page copied unchanged: its header is structure; the body of a header page holds codec headers and a
+    /// comment whose fields are all kept (structure read field by field), any other body is coded data.
+    private static func copy(_ page: OggPage, headerPages: Set<Int64>, to out: inout OutputPlan) {
+        out.copy(page.offset..<page.body.lowerBound, because: .structure)
+        out.copy(page.body, because: headerPages.contains(page.offset) ? .structure : .codedData)
+    }
+
+    /// A cut last page (coded data, compared by the content check) or bytes after the last page the policy keeps.
+    private static func copyTail(_ layout: OggLayout, keepsTrailer: Bool, plan: CleanPlan, size: Int64, to out: inout OutputPlan) {
+        guard layout.pagesEnd < size else { return }
+        if layout.cutPage != nil {
+            out.copy(layout.pagesEnd..<size, because: .codedData)
+        } else if keepsTrailer, let item = layout.trailerItem {
+            out.copy(layout.pagesEnd..<size, because: .keptItem(item))
+        }
+    }
+
     public func verifyContent(original: any ByteSource, _ before: OggLayout, cleaned: any ByteSource, _ after: OggLayout, result: CleanResult) throws -> ContentCheck {
         let method = "identification and setup headers of every stream, and every later page's packets, lacing and granule positions byte-identical"
         let a = before.chain.streams, b = after.chain.streams
         guard a.count == b.count else { return ContentCheck(method: method, passed: false, detail: "\(a.count) streams before, \(b.count) after") }
+        var identical = IdenticalRanges()
         for (x, y) in zip(a, b) {
             guard x.codec == y.codec, x.link == y.link, x.serial == y.serial, x.packets.dropFirst().elementsEqual(y.packets.dropFirst()),
-                  try ByteComparison.equal(original, x.firstPage.body, cleaned, y.firstPage.body) else {
+                  try ByteComparison.equal(original, x.firstPage.body, cleaned, y.firstPage.body, skipping: [], proving: &identical) else {
                 return ContentCheck(method: method, passed: false, detail: "codec headers of stream \(x.serial) differ")
             }
         }
@@ -233,7 +257,7 @@ public struct OggFormat: FormatHandler {
             }
             let x = try OggPage.read(original, at: p), y = try OggPage.read(cleaned, at: q)
             guard x.flags == y.flags, x.granule == y.granule, x.serial == y.serial, x.lacing == y.lacing,
-                  try ByteComparison.equal(original, x.body, cleaned, y.body) else {
+                  try ByteComparison.equal(original, x.body, cleaned, y.body, skipping: [], proving: &identical) else {
                 return ContentCheck(method: method, passed: false, detail: "audio page at \(p) differs")
             }
             p = x.end
@@ -241,10 +265,11 @@ public struct OggFormat: FormatHandler {
         }
         if let cut = before.cutPage {
             guard let cutAfter = after.cutPage, original.size - cut == cleaned.size - cutAfter,
-                  try ByteComparison.equal(original, cut..<original.size, cleaned, cutAfter..<cleaned.size) else {
+                  try ByteComparison.equal(original, cut..<original.size, cleaned, cutAfter..<cleaned.size, skipping: [],
+                                           proving: &identical) else {
                 return ContentCheck(method: method, passed: false, detail: "the cut last page at \(cut) differs")
             }
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }

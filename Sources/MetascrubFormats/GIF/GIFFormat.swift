@@ -129,32 +129,32 @@ public struct GIFFormat: FormatHandler {
         let layout = scan.layout
         let structure = layout.structure
         var out = OutputPlan()
-        out.copy(structure.screen)
+        out.copy(structure.screen, because: .codedData)
         for (index, block) in structure.blocks.enumerated() {
             switch layout.contents[index] {
             case nil:
-                out.copy(block.range)
+                out.copy(block.range, because: .codedData)
             case .item(let item)?:
-                if plan.keeps(item) { out.copy(block.range) }
+                if plan.keeps(item) { out.copy(block.range, because: .keptItem(item)) }
             case .trimmed(let item, let exact)?:
-                if plan.keeps(item) { out.copy(block.range) } else { out.append(exact) }
+                if plan.keeps(item) { out.copy(block.range, because: .structure) } else { out.append(exact) }
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
                 // A rebuilt packet must not contain a NUL, which would end the sub-block walk early.
-                if rebuilt == packet || rebuilt.contains(0) { out.copy(block.range) } else { out.append(Self.xmpExtension(rebuilt)) }
+                if rebuilt == packet || rebuilt.contains(0) { out.copy(block.range, because: .structure) } else { out.append(Self.xmpExtension(rebuilt)) }
             }
         }
         out.append([0x3B])
         if let trailer = structure.trailer, let item = layout.trailerItem, plan.keeps(item) {
-            out.copy(trailer)
+            out.copy(trailer, because: .keptItem(item))
         }
-        try out.write(from: input, to: output)
-        return CleanResult(method: .remux)
+        return CleanResult(method: .remux, ledger: try out.write(from: input, to: output))
     }
 
     public func verifyContent(original: any ByteSource, _ before: GIFLayout, cleaned: any ByteSource, _ after: GIFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "screen descriptor, colour tables, graphic controls and image blocks (LZW data) byte-identical"
-        guard try ByteComparison.equal(original, before.structure.screen, cleaned, after.structure.screen) else {
+        var identical = IdenticalRanges()
+        guard try ByteComparison.equal(original, before.structure.screen, cleaned, after.structure.screen, skipping: [], proving: &identical) else {
             return ContentCheck(method: method, passed: false, detail: "logical screen or global colour table differs")
         }
         // A trimmed block is compared as its fields alone (`exact`), in either file.
@@ -175,11 +175,11 @@ public struct GIFFormat: FormatHandler {
             let same = x.exact != nil || y.exact != nil
                 ? try (x.exact ?? original.read(at: x.block.range.lowerBound, count: x.block.range.count))
                     == (y.exact ?? cleaned.read(at: y.block.range.lowerBound, count: y.block.range.count))
-                : try ByteComparison.equal(original, x.block.range, cleaned, y.block.range)
+                : try ByteComparison.equal(original, x.block.range, cleaned, y.block.range, skipping: [], proving: &identical)
             guard x.block.kind == y.block.kind, same else {
                 return ContentCheck(method: method, passed: false, detail: "block at \(x.block.range.lowerBound) differs")
             }
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }

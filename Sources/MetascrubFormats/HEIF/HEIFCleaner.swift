@@ -40,24 +40,26 @@ struct HEIFCleaner {
         for (i, box) in layout.top.enumerated() {
             if i == layout.metaIndex {
                 pieces.append(.meta)
+            } else if i == 0, let text = layout.ftypText, !plan.keeps(text.item) {
+                pieces.append(.bytes(text.plain))
             } else if let splice = data.boxSplices[i] {
                 pieces.append(.splice(box, splice))
             } else if let owner = layout.boxOwner[i] {
-                if plan.keeps(owner) { pieces.append(.copy(box.range)) }
+                if plan.keeps(owner) { pieces.append(.copy(box.range, .keptItem(owner))) }
             } else if let content = layout.boxEmbedded[i] {
                 switch try content.apply(plan: plan, notes: &result.notes) {
-                case .unchanged: pieces.append(.copy(box.range))
+                case .unchanged: pieces.append(.copy(box.range, .structure))
                 case .removed: break
                 case .rebuilt(let bytes): pieces.append(.bytes(BoxWriter.box("uuid", bytes, extendedType: box.extendedType)))
                 }
             } else if ["free", "skip", "wide"].contains(box.type) {
                 continue // zero padding
             } else {
-                pieces.append(.copy(box.range))
+                pieces.append(.copy(box.range, .structure))
             }
         }
         if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) {
-            pieces.append(.copy(trailer))
+            pieces.append(.copy(trailer, .keptItem(owner)))
         }
 
         // The meta box's size depends on iloc's field sizes, which depend on the offsets it holds: settle it.
@@ -85,12 +87,12 @@ struct HEIFCleaner {
         for piece in pieces {
             switch piece {
             case .meta: out.append(metaBytes)
-            case .copy(let range): out.copy(range)
+            case .copy(let range, let reason): out.copy(range, because: reason)
             case .bytes(let bytes): out.append(bytes)
             case .splice(let box, let splice): out.append(box, spliced: splice)
             }
         }
-        try out.write(from: source, to: output)
+        result.ledger = try out.write(from: source, to: output)
         return result
     }
 
@@ -193,7 +195,7 @@ struct HEIFCleaner {
 
     enum TopPiece {
         case meta
-        case copy(Range<Int64>)
+        case copy(Range<Int64>, LedgerReason)
         case bytes([UInt8])
         case splice(Box, ByteSplice)
     }
@@ -205,7 +207,7 @@ struct HEIFCleaner {
         for piece in pieces {
             switch piece {
             case .meta: at += metaSize
-            case .copy(let range): at += Int64(range.count)
+            case .copy(let range, _): at += Int64(range.count)
             case .bytes(let bytes): at += Int64(bytes.count)
             case .splice(let box, let splice):
                 let header = box.headerSize(spliced: splice)
@@ -276,7 +278,14 @@ struct HEIFCleaner {
         for (i, child) in meta.children.enumerated() {
             switch child.type {
             case "iinf":
-                children.append(try meta.info.serialize(keeping: meta.items.filter { !removed.contains($0.id) }, reader: reader))
+                children.append(try meta.info.serialize(keeping: meta.items.filter { !removed.contains($0.id) }, reader: reader,
+                                                        plain: { id in layout.nameOwner[id].map { !plan.keeps($0) } ?? false }))
+            case "hdlr":
+                if let text = layout.hdlrText, !plan.keeps(text.item) {
+                    children.append(text.plain)
+                } else {
+                    children.append(try reader.bytes(of: child))
+                }
             case "iloc":
                 if let iloc { children.append(iloc.serialize()) }
             case "iref":

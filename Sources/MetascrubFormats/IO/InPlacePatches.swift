@@ -59,6 +59,9 @@ struct InPlacePatches {
     }
 
     /// The output: the source with every patch applied. Patches must not overlap and must lie inside the file.
+    /// In the ledger, a patch of zeros is padding and any other is structure we wrote (a Void or JUNK header); what
+    /// lies between patches is the structure the scan walked and coded data, at the same offsets, which the
+    /// content check compares range by range (`SameOffset.verify`).
     func plan(size: Int64, format: String) throws -> OutputPlan {
         var plan = OutputPlan()
         var at: Int64 = 0
@@ -66,11 +69,11 @@ struct InPlacePatches {
             guard p.offset >= at, p.range.upperBound <= size else {
                 throw MetascrubError.malformed(format: format, path: "cleaning plan", offset: p.offset, reason: "overlapping replacements")
             }
-            plan.copy(offset: at, count: p.offset - at)
-            plan.append(p.bytes)
+            plan.copy(offset: at, count: p.offset - at, because: .structure)
+            plan.append(p.bytes, because: p.bytes.allSatisfy { $0 == 0 } ? .padding : .structure)
             at = p.range.upperBound
         }
-        plan.copy(offset: at, count: size - at)
+        plan.copy(offset: at, count: size - at, because: .structure)
         return plan
     }
 

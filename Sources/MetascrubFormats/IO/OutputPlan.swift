@@ -6,44 +6,73 @@ import Glibc
 #endif
 
 /// A cleaned file described as an ordered list of pieces: ranges copied unchanged from the source, and new
-/// bytes. Remuxers build the plan first (so sizes and offsets are known before anything is written), then
-/// write it in one pass; adjacent copies merge so kept image data moves in large blocks.
+/// bytes, each with the reason it may be in the output (`LedgerReason`). Remuxers build the plan first (so sizes and
+/// offsets are known before anything is written), then write it in one pass; adjacent copies with the same reason
+/// merge so kept image data moves in large blocks. A copy cannot be added without a reason; written bytes are
+/// structure unless said otherwise. `ledger` is what the verifier checks the output against.
 struct OutputPlan {
     enum Piece {
-        case copy(offset: Int64, count: Int64)
-        case bytes([UInt8])
+        case copy(offset: Int64, count: Int64, reason: LedgerReason)
+        case bytes([UInt8], reason: LedgerReason)
+
+        var reason: LedgerReason {
+            switch self {
+            case .copy(_, _, let reason), .bytes(_, let reason): reason
+            }
+        }
     }
 
     private(set) var pieces: [Piece] = []
     /// Bytes the plan writes so far: the output offset of whatever is appended next.
     private(set) var size: Int64 = 0
 
-    mutating func copy(offset: Int64, count: Int64) {
+    mutating func copy(offset: Int64, count: Int64, because reason: LedgerReason) {
         guard count > 0 else { return }
-        if case .copy(let previous, let n)? = pieces.last, previous + n == offset {
-            pieces[pieces.count - 1] = .copy(offset: previous, count: n + count)
+        if case .copy(let previous, let n, let was)? = pieces.last, previous + n == offset, was == reason {
+            pieces[pieces.count - 1] = .copy(offset: previous, count: n + count, reason: reason)
         } else {
-            pieces.append(.copy(offset: offset, count: count))
+            pieces.append(.copy(offset: offset, count: count, reason: reason))
         }
         size += count
     }
 
-    mutating func copy(_ range: Range<Int64>) { copy(offset: range.lowerBound, count: Int64(range.count)) }
+    mutating func copy(_ range: Range<Int64>, because reason: LedgerReason) {
+        copy(offset: range.lowerBound, count: Int64(range.count), because: reason)
+    }
 
-    mutating func append(_ bytes: [UInt8]) {
+    /// Copies `range` as coded data where it lies inside `coded` (sorted, disjoint: a track's chunks, an item's
+    /// extents) and for `otherwise` elsewhere.
+    mutating func copy(_ range: Range<Int64>, coded: [Range<Int64>], otherwise: LedgerReason) {
+        var at = range.lowerBound
+        var lo = 0, hi = coded.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if coded[mid].upperBound <= at { lo = mid + 1 } else { hi = mid }
+        }
+        for c in coded[lo...] {
+            if c.lowerBound >= range.upperBound { break }
+            if c.lowerBound > at { copy(at..<c.lowerBound, because: otherwise) }
+            let end = min(c.upperBound, range.upperBound)
+            if end > max(at, c.lowerBound) { copy(max(at, c.lowerBound)..<end, because: .codedData) }
+            at = max(at, end)
+        }
+        if at < range.upperBound { copy(at..<range.upperBound, because: otherwise) }
+    }
+
+    mutating func append(_ bytes: [UInt8], because reason: LedgerReason = .structure) {
         guard !bytes.isEmpty else { return }
-        if case .bytes(let previous)? = pieces.last, previous.count + bytes.count <= 1 << 16 {
-            pieces[pieces.count - 1] = .bytes(previous + bytes)
+        if case .bytes(let previous, let was)? = pieces.last, was == reason, previous.count + bytes.count <= 1 << 16 {
+            pieces[pieces.count - 1] = .bytes(previous + bytes, reason: reason)
         } else {
-            pieces.append(.bytes(bytes))
+            pieces.append(.bytes(bytes, reason: reason))
         }
         size += Int64(bytes.count)
     }
 
     mutating func append(_ piece: Piece) {
         switch piece {
-        case .copy(let offset, let count): copy(offset: offset, count: count)
-        case .bytes(let bytes): append(bytes)
+        case .copy(let offset, let count, let reason): copy(offset: offset, count: count, because: reason)
+        case .bytes(let bytes, let reason): append(bytes, because: reason)
         }
     }
 
@@ -52,13 +81,32 @@ struct OutputPlan {
         for piece in other.pieces { append(piece) }
     }
 
-    func write(from source: any ByteSource, to output: any OutputSink) throws {
+    /// Every piece with where it lands in the output, for the verifier's coverage check.
+    var ledger: OutputLedger {
+        var ledger = OutputLedger()
+        var at: Int64 = 0
         for piece in pieces {
             switch piece {
-            case .copy(let offset, let count): try output.copy(from: source, offset: offset, count: count)
-            case .bytes(let bytes): try output.write(bytes)
+            case .copy(let offset, let count, let reason):
+                ledger.append(.init(output: at..<at + count, source: offset..<offset + count, reason: reason))
+                at += count
+            case .bytes(let bytes, let reason):
+                ledger.append(.init(output: at..<at + Int64(bytes.count), source: nil, reason: reason))
+                at += Int64(bytes.count)
             }
         }
+        return ledger
+    }
+
+    /// Writes the plan and returns its ledger, for `CleanResult.ledger`.
+    func write(from source: any ByteSource, to output: any OutputSink) throws -> OutputLedger {
+        for piece in pieces {
+            switch piece {
+            case .copy(let offset, let count, _): try output.copy(from: source, offset: offset, count: count)
+            case .bytes(let bytes, _): try output.write(bytes)
+            }
+        }
+        return ledger
     }
 }
 

@@ -7,8 +7,8 @@ extension OutputPlan {
         var out: [UInt8] = []
         for piece in pieces {
             switch piece {
-            case .copy(let offset, let count): out += try source.read(at: offset, count: Int(count))
-            case .bytes(let bytes): out += bytes
+            case .copy(let offset, let count, _): out += try source.read(at: offset, count: Int(count))
+            case .bytes(let bytes, _): out += bytes
             }
         }
         return out
@@ -46,8 +46,10 @@ struct ByteSplice {
 
     /// `cuts` may overlap each other and stick out of `range` (they are merged and clipped); `replacements`
     /// must be non-empty, lie inside `range` and not overlap each other. A cut overlapping a replacement removes
-    /// bytes too; the new bytes go where the replaced range started.
-    init(range: Range<Int64>, cuts: [Range<Int64>], replacements: [(range: Range<Int64>, bytes: [UInt8])] = []) throws {
+    /// bytes too; the new bytes go where the replaced range started. Kept bytes inside `coded` (sorted, disjoint:
+    /// samples, item extents) are coded data in the ledger, the others are `otherwise`.
+    init(range: Range<Int64>, cuts: [Range<Int64>], replacements: [(range: Range<Int64>, bytes: [UInt8])] = [],
+         coded: [Range<Int64>] = [], otherwise: LedgerReason = .structure) throws {
         self.range = range
         let sortedReplacements = replacements.sorted { $0.range.lowerBound < $1.range.lowerBound }
         for (i, r) in sortedReplacements.enumerated() {
@@ -63,7 +65,7 @@ struct ByteSplice {
         var next = 0
         for gap in removed {
             if gap.lowerBound > at {
-                plan.copy(at..<gap.lowerBound)
+                plan.copy(at..<gap.lowerBound, coded: coded, otherwise: otherwise)
                 kept.append((at..<gap.lowerBound, written))
                 written += gap.lowerBound - at
             }
@@ -78,7 +80,7 @@ struct ByteSplice {
             at = max(at, gap.upperBound)
         }
         if at < range.upperBound {
-            plan.copy(at..<range.upperBound)
+            plan.copy(at..<range.upperBound, coded: coded, otherwise: otherwise)
             kept.append((at..<range.upperBound, written))
         }
     }

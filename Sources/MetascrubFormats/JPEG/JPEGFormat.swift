@@ -71,14 +71,14 @@ public struct JPEGFormat: FormatHandler {
                         }
                     }
                 } else if mpf == nil {
-                    out.copy(segment.offset..<segment.streamEnd)
+                    out.copy(segment.offset..<segment.streamEnd, because: .codedData)
                 } else {
-                    afterMPF.copy(segment.offset..<segment.streamEnd)
+                    afterMPF.copy(segment.offset..<segment.streamEnd, because: .codedData)
                 }
                 continue
             }
             guard let piece = try segmentPiece(index, segment, layout, plan, keepOrientation: keepOrientation, input, &result) else { continue }
-            if segment.role == .mpf, case .bytes(let bytes) = piece {
+            if segment.role == .mpf, case .bytes(let bytes, _) = piece {
                 mpf = bytes
             } else if mpf == nil {
                 out.append(piece)
@@ -105,7 +105,7 @@ public struct JPEGFormat: FormatHandler {
         }
         out.append(contentsOf: afterMPF)
         for part in trailer { out.append(part.piece) }
-        try out.write(from: input, to: output)
+        result.ledger = try out.write(from: input, to: output)
         return result
     }
 
@@ -113,9 +113,10 @@ public struct JPEGFormat: FormatHandler {
     /// cleaned) its cleaned bytes.
     static func keptTrailer(_ layout: JPEGLayout, _ plan: CleanPlan, cleaned: [Int: [UInt8]]) -> [(old: Range<Int64>, piece: OutputPlan.Piece, size: Int64)] {
         layout.trailerParts.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }).compactMap { part in
-            if let bytes = cleaned[part.item] { return (part.range, .bytes(bytes), Int64(bytes.count)) }
+            if let bytes = cleaned[part.item] { return (part.range, .bytes(bytes, reason: .structure), Int64(bytes.count)) }
             guard plan.keeps(part.item) else { return nil }
-            return (part.range, .copy(offset: part.range.lowerBound, count: Int64(part.range.count)), Int64(part.range.count))
+            let piece = OutputPlan.Piece.copy(offset: part.range.lowerBound, count: Int64(part.range.count), reason: .keptItem(part.item))
+            return (part.range, piece, Int64(part.range.count))
         }
     }
 
@@ -124,11 +125,12 @@ public struct JPEGFormat: FormatHandler {
         _ index: Int, _ segment: JPEGStructure.Segment, _ layout: JPEGLayout, _ plan: CleanPlan, keepOrientation: Bool?,
         _ input: any ByteSource, _ result: inout CleanResult
     ) throws -> OutputPlan.Piece? {
-        let copy = OutputPlan.Piece.copy(offset: segment.offset, count: Int64(segment.length))
+        // A segment copied whole holds only items the policy keeps, each read by the scan (or none at all).
+        let copy = OutputPlan.Piece.copy(offset: segment.offset, count: Int64(segment.length), reason: .structure)
         let items = layout.segmentItems[index] ?? []
         switch layout.contents[index] {
         case .exif(let block, let map)?:
-            let owned = Array(map.entryOfItem.keys) + (map.thumbnailItem.map { [$0] } ?? [])
+            let owned = map.owned
             if owned.allSatisfy(plan.keeps), keepOrientation == nil || block.orientationValue == nil {
                 return owned.isEmpty ? nil : copy
             }
@@ -193,7 +195,7 @@ public struct JPEGFormat: FormatHandler {
         guard payload.count + 2 <= 0xFFFF else {
             throw MetascrubError.limitExceeded(format: "JPEG", path: "rebuilt APP\(marker - 0xE0)", offset: 0, limit: "65533 bytes per segment")
         }
-        return .bytes([0xFF, marker] + BigEndian.bytes16(payload.count + 2) + payload)
+        return .bytes([0xFF, marker] + BigEndian.bytes16(payload.count + 2) + payload, reason: .structure)
     }
 
     /// The whole image turned in the DCT domain (a perfect transform: `settle` checked the MCU alignment).

@@ -15,7 +15,9 @@ public struct JXLFormat: FormatHandler {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
         guard !layout.bare else {
-            try output.copy(from: input, offset: 0, count: input.size)
+            var out = OutputPlan()
+            out.copy(0..<input.size, because: .codedData)
+            result.ledger = try out.write(from: input, to: output)
             return result
         }
         // What each box becomes: copied, rebuilt, or dropped (nil).
@@ -54,33 +56,44 @@ public struct JXLFormat: FormatHandler {
         var out = OutputPlan()
         for (i, box) in layout.boxes.enumerated() {
             guard let fate = kept[i] else { continue }
-            if let rebuilt = fate { out.append(rebuilt) } else { out.copy(box.range) }
+            if let rebuilt = fate {
+                out.append(rebuilt)
+            } else if JXLLayout.codestream.contains(box.type) {
+                out.copy(box.offset..<box.payloadRange.lowerBound, because: .structure)
+                out.copy(box.payloadRange, because: .codedData)
+            } else if let owner = layout.boxOwner[i] {
+                out.copy(box.range, because: .keptItem(owner))
+            } else {
+                out.copy(box.range, because: .structure)
+            }
         }
         if let trailer = layout.trailer, let owner = layout.trailerItem, plan.keeps(owner) {
-            out.copy(trailer)
+            out.copy(trailer, because: .keptItem(owner))
         }
-        try out.write(from: input, to: output)
+        result.ledger = try out.write(from: input, to: output)
         return result
     }
 
     public func verifyContent(original: any ByteSource, _ before: JXLLayout, cleaned: any ByteSource, _ after: JXLLayout, result: CleanResult) throws -> ContentCheck {
         let method = "codestream boxes (jxlc/jxlp/jxll/jxli) byte-identical and in the same order"
         if before.bare || after.bare {
+            var identical = IdenticalRanges()
             let same = try before.bare == after.bare && original.size == cleaned.size
-                && ByteComparison.equal(original, 0..<original.size, cleaned, 0..<cleaned.size)
-            return ContentCheck(method: "bare codestream byte-identical", passed: same)
+                && ByteComparison.equal(original, 0..<original.size, cleaned, 0..<cleaned.size, skipping: [], proving: &identical)
+            return ContentCheck(method: "bare codestream byte-identical", passed: same, identical: identical)
         }
         let a = before.boxes.filter { JXLLayout.codestream.contains($0.type) }
         let b = after.boxes.filter { JXLLayout.codestream.contains($0.type) }
         guard a.count == b.count, !a.isEmpty else {
             return ContentCheck(method: method, passed: false, detail: "\(a.count) codestream boxes became \(b.count)")
         }
+        var identical = IdenticalRanges()
         for (x, y) in zip(a, b) {
             guard x.type == y.type, x.payloadSize == y.payloadSize,
-                  try ByteComparison.equal(original, x.payloadRange, cleaned, y.payloadRange) else {
+                  try ByteComparison.equal(original, x.payloadRange, cleaned, y.payloadRange, skipping: [], proving: &identical) else {
                 return ContentCheck(method: method, passed: false, detail: "\(x.type) at \(x.offset) differs")
             }
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }

@@ -17,11 +17,15 @@ struct MP4Cleaner {
     private var handlerNames = Set<Int64>()
     /// Bytes in `mdat` no track references, cut with the removed tracks' chunks.
     private var unreferenced: [Range<Int64>] = []
+    /// The kept tracks' chunks, merged and sorted: the ledger's coded data.
+    private var codedChunks: [Range<Int64>] = []
     private var patches: [(range: Range<Int64>, bytes: [UInt8])] = []
     private var xmp: [Int64: (box: Box, outcome: EmbeddedMetadata.Outcome)] = [:]
     /// Embedded files kept cleaned (item → cleaned bytes), and the boxes rebuilt around them (offset → bytes).
     private let cleaned: [Int: [UInt8]]
     private var rebuilt: [Int64: [UInt8]] = [:]
+    /// Bytes cut out of sample entries, by the offset of their `stsd`.
+    private var entryCuts: [Int64: [SampleEntryCut]] = [:]
 
     init(source: any ByteSource, layout: MP4Layout, plan: CleanPlan, cleaned: [Int: [UInt8]] = [:]) {
         self.source = source
@@ -57,6 +61,9 @@ struct MP4Cleaner {
         let keptChunks = keptTracks.flatMap { $0.samples.chunks.map(\.range) }
         let removedChunks = layout.tracks.filter { removedTracks.contains($0.id) }.flatMap { $0.samples.chunks.map(\.range) }
         let cuts = ByteSplice.subtract(removedChunks + unreferenced, keptChunks)
+        // Kept samples are coded data (the content check compares them); other bytes of a sample data box, and SEI
+        // user data the policy keeps inside samples (items the scan read, which the check skips), are structure.
+        codedChunks = ByteSplice.subtract(keptChunks, layout.seiRanges)
         for (index, box) in layout.top.enumerated() {
             if index == layout.moovIndex {
                 pieces.append(.moov)
@@ -74,13 +81,15 @@ struct MP4Cleaner {
                 if inside.isEmpty && replaced.isEmpty {
                     pieces.append(.copy(box))
                 } else {
-                    pieces.append(.splice(box, try ByteSplice(range: box.payloadRange, cuts: inside, replacements: replaced)))
+                    pieces.append(.splice(box, try ByteSplice(range: box.payloadRange, cuts: inside, replacements: replaced, coded: codedChunks)))
                 }
             } else if ["free", "skip", "wide"].contains(box.type) {
                 continue
             } else if let node = layout.parsedTop[index], ["udta", "meta"].contains(box.type) {
                 guard let bytes = try build(node, offsets: { _ in nil }) else { continue }
                 pieces.append(.bytes(box, bytes))
+            } else if patches.contains(where: { box.range.contains($0.range.lowerBound) }) {
+                pieces.append(.bytes(box, try patchedBytes(box)))
             } else {
                 pieces.append(.copy(box))
             }
@@ -120,15 +129,21 @@ struct MP4Cleaner {
             case .copy(let box):
                 if let node = fragments[box.offset] {
                     let fixes = try fragmentOffsets(node, map: map)
-                    if fixes.isEmpty { out.copy(box.range) } else { out.append(try patched(box, fixes)) }
+                    if fixes.isEmpty { out.copy(box.range, because: .structure) } else { out.append(try patched(box, fixes)) }
+                } else if box.type == "mdat" {
+                    out.copy(box.offset..<box.payloadRange.lowerBound, because: .structure)
+                    // A fragment's whole payload is compared by the content check.
+                    let coded = layout.fragmented ? ByteSplice.subtract([box.payloadRange], layout.seiRanges) : codedChunks
+                    out.copy(box.payloadRange, coded: coded, otherwise: .structure)
                 } else {
-                    out.copy(box.range)
+                    out.copy(box.range, because: layout.trailer?.lowerBound == box.offset && box.headerSize == 0
+                             ? .keptItem(layout.trailerItem ?? -1) : .structure)
                 }
             case .bytes(_, let bytes): out.append(bytes)
             case .splice(let box, let splice): out.append(box, spliced: splice)
             }
         }
-        try out.write(from: source, to: output)
+        result.ledger = try out.write(from: source, to: output)
         return result
     }
 
@@ -148,6 +163,8 @@ struct MP4Cleaner {
             case .handlerName(let box): handlerNames.insert(box.offset)
             case .dropTrack(let id): removedTracks.insert(id)
             case .cut(let list): unreferenced += list
+            case .replace(let box, let bytes): rebuilt[box.offset] = bytes
+            case .cutSampleEntry(let stsd, let entry, let cut): entryCuts[stsd.offset, default: []].append(SampleEntryCut(entry: entry, cut: cut))
             case .xmp, .none: break
             }
         }
@@ -182,6 +199,7 @@ struct MP4Cleaner {
     private func build(_ node: MovieNode, offsets: (Range<Int64>) -> Int64?) throws -> [UInt8]? {
         let box = node.box
         if let bytes = rebuilt[box.offset] { return bytes }
+        if let cuts = entryCuts[box.offset] { return try SampleEntryCut.apply(cuts, to: patchedBytes(box), of: box) }
         if dropped.contains(box.offset) { return nil }
         if let edit = xmp[box.offset] {
             switch edit.outcome {

@@ -60,20 +60,24 @@ public struct PNGFormat: FormatHandler {
             }
             switch layout.contents[index] {
             case nil:
-                out.copy(chunk.range)
+                // An image or colour chunk: its data is what the content check compares (when the samples were
+                // turned, it compares decoded pixels instead, and the chunk is structure the scan walked).
+                out.copy(chunk.offset..<chunk.dataOffset, because: .structure)
+                out.copy(chunk.dataOffset..<chunk.end - 4, because: baked == nil ? .codedData : .structure)
+                out.copy(chunk.end - 4..<chunk.end, because: .structure)
             case .item(let item)?:
-                if plan.keeps(item) { out.copy(chunk.range) }
+                if plan.keeps(item) { out.copy(chunk.range, because: .keptItem(item)) }
             case .iccProfile(let profile, let name, let nameLength)?:
                 guard plan.keeps(profile) else { continue }
                 if let name, !plan.keeps(name) {
                     let data = try input.read(at: chunk.dataOffset + Int64(nameLength), count: Int(chunk.length) - nameLength)
                     out.append(PNGStructure.chunk("iCCP", Array(PNGScanner.neutralProfileName.utf8) + data))
                 } else {
-                    out.copy(chunk.range)
+                    out.copy(chunk.range, because: .structure)
                 }
             case .trimmed(let item, let keep)?:
                 if plan.keeps(item) {
-                    out.copy(chunk.range)
+                    out.copy(chunk.range, because: .structure)
                 } else if keep > 0 {
                     out.append(PNGStructure.chunk(chunk.type, try input.read(at: chunk.dataOffset, count: Int(keep))))
                 }
@@ -82,28 +86,28 @@ public struct PNGFormat: FormatHandler {
                 if baked != nil {
                     result.outcomes[item] = .removed
                 } else if plan.keeps(item) {
-                    out.copy(chunk.range)
+                    out.copy(chunk.range, because: .structure)
                 }
             case .xmp(let packet, let keys, let keyword)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
                 if rebuilt == packet {
-                    out.copy(chunk.range)
+                    out.copy(chunk.range, because: .structure)
                 } else {
                     out.append(PNGStructure.chunk("iTXt", PNGText.iTXtData(keyword: keyword, text: rebuilt)))
                 }
             case .exif(let payload)?:
                 // Only the first eXIf's orientation is applied by viewers; any other goes by its own disposition.
                 switch payload.rewrite(plan: plan, keepOrientation: index == layout.exifChunk ? keepOrientation : nil, notes: &result.notes) {
-                case .copy: out.copy(chunk.range)
+                case .copy: out.copy(chunk.range, because: .structure)
                 case .drop: break
                 case .replace(let tiff): out.append(PNGStructure.chunk("eXIf", tiff))
                 }
             }
         }
         if let trailer = structure.trailer, let item = layout.trailerItem, plan.keeps(item) {
-            out.copy(trailer)
+            out.copy(trailer, because: .keptItem(item))
         }
-        try out.write(from: input, to: output)
+        result.ledger = try out.write(from: input, to: output)
         return result
     }
 

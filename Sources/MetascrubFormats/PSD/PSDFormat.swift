@@ -27,21 +27,26 @@ public struct PSDFormat: FormatHandler {
                                                limit: "4 GiB of image resources")
         }
         var out = OutputPlan()
-        out.copy(0..<layout.structure.resourceSection.lowerBound)
+        out.copy(0..<layout.structure.resourceSection.lowerBound, because: .codedData)
         out.append(BigEndian.bytes32(Int(body.size)))
         out.append(contentsOf: body)
         // The layer section as it is, but for the smart objects' JPEG metadata segments that go (zeros, same length).
         // And what the policy removes from a smart object's embedded file: its metadata segments or all its data.
         let zeroed = layout.blanks.filter({ !plan.keeps($0.key) }).map(\.value) + layout.smartObjects.flatMap { $0.zeroed(plan, items: scan.items) }
         var at = layout.structure.layersAndImage.lowerBound
+        // Layers and image data are coded data, but for the parts the content check skips: kept smart objects'
+        // embedded files and kept blanked segments are structure the scan read.
+        let coded = ByteSplice.subtract([layout.structure.layersAndImage], Array(layout.blanks.values) + layout.smartObjects.map(\.data))
         for blank in Self.merged(zeroed) where blank.lowerBound >= at {
-            out.copy(at..<blank.lowerBound)
-            out.append([UInt8](repeating: 0, count: Int(blank.count)))
+            out.copy(at..<blank.lowerBound, coded: coded, otherwise: .structure)
+            out.append([UInt8](repeating: 0, count: Int(blank.count)), because: .padding)
             at = blank.upperBound
         }
-        out.copy(at..<layout.structure.layersAndImage.upperBound)
-        if let trailer = layout.structure.trailer, let item = layout.trailerItem, plan.keeps(item) { out.copy(trailer) }
-        try out.write(from: input, to: output)
+        out.copy(at..<layout.structure.layersAndImage.upperBound, coded: coded, otherwise: .structure)
+        if let trailer = layout.structure.trailer, let item = layout.trailerItem, plan.keeps(item) {
+            out.copy(trailer, because: .keptItem(item))
+        }
+        result.ledger = try out.write(from: input, to: output)
         return result
     }
 
@@ -62,18 +67,22 @@ public struct PSDFormat: FormatHandler {
                               result: CleanResult) throws -> ContentCheck {
         let method = "header, colour-mode data, document resources, layers, masks and image data byte-identical"
         let a = before.structure, b = after.structure
-        guard a.isLarge == b.isLarge, try ByteComparison.equal(original, 0..<a.colorModeSection.upperBound, cleaned, 0..<b.colorModeSection.upperBound) else {
+        var identical = IdenticalRanges()
+        guard a.isLarge == b.isLarge, try ByteComparison.equal(original, 0..<a.colorModeSection.upperBound, cleaned, 0..<b.colorModeSection.upperBound,
+                                                               skipping: [], proving: &identical) else {
             return ContentCheck(method: method, passed: false, detail: "the header or colour-mode data differs")
         }
         let holes = Self.merged(Array(before.blanks.values) + before.smartObjects.map(\.data))
-        guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage, skipping: holes) else {
+        guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage, skipping: holes, proving: &identical) else {
             return ContentCheck(method: method, passed: false, detail: "the layer and mask section or the image data differs")
         }
         let left = a.resources.filter { PSDScanner.isDocumentResource($0.id) }, right = b.resources.filter { PSDScanner.isDocumentResource($0.id) }
-        guard left.count == right.count, try zip(left, right).allSatisfy({ try ByteComparison.equal(original, $0.0.range, cleaned, $0.1.range) }) else {
+        guard left.count == right.count, try zip(left, right).allSatisfy({
+            try ByteComparison.equal(original, $0.0.range, cleaned, $0.1.range, skipping: [], proving: &identical)
+        }) else {
             return ContentCheck(method: method, passed: false, detail: "a document resource (channels, paths, guides, layer state) differs")
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }
 
@@ -91,19 +100,19 @@ enum PSDWriter {
         for (resource, fate) in pending {
             switch fate {
             case .document:
-                out.copy(resource.range)
+                out.copy(resource.range, because: .structure)
             case .item(let item):
-                if plan.keeps(item) { out.copy(resource.range) }
+                if plan.keeps(item) { out.copy(resource.range, because: .keptItem(item)) }
             case .iptcDigest:
-                if iptcUnchanged { out.copy(resource.range) }
+                if iptcUnchanged { out.copy(resource.range, because: .structure) }
             case .iptc(let datasets, let map):
-                if iptcUnchanged { out.copy(resource.range); continue }
+                if iptcUnchanged { out.copy(resource.range, because: .structure); continue }
                 if let data = IPTC.rebuild(datasets, map: map, keeps: plan.keeps) {
                     out.append(try rebuilt(resource, data, source))
                 }
             case .embedded(let metadata):
                 switch try metadata.apply(plan: plan, notes: &notes) {
-                case .unchanged: out.copy(resource.range)
+                case .unchanged: out.copy(resource.range, because: .structure)
                 case .removed: break
                 case .rebuilt(let data): out.append(try rebuilt(resource, data, source))
                 }

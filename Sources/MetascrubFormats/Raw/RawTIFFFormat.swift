@@ -94,7 +94,7 @@ public struct RawTIFFFormat: FormatHandler {
             }
         }
         let patches = try RawTIFFPatcher.patches(layout, source: input, plan: plan, notes: &result.notes)
-        try patches.plan(size: input.size, format: "camera raw").write(from: input, to: output)
+        result.ledger = try patches.plan(size: input.size, format: "camera raw").write(from: input, to: output)
         return result
     }
 

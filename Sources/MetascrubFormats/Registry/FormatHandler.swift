@@ -82,11 +82,15 @@ public struct CleanResult: Sendable {
     /// makes its decode differ from the original's displayed render (`JPEGBake.Decision.turn`): verification
     /// then holds the decoded output to this PSNR in dB, instead of to identical pixels.
     public var minimumPSNR: Double?
+    /// What the output is made of, range by range, with the reason each may stay: set by every handler that writes
+    /// through `OutputPlan` (its `write` returns it); nil for the few that do not (see `OutputLedger`).
+    public var ledger: OutputLedger?
 
-    public init(method: CleanMethod, notes: [Note] = [], outcomes: [Int: Outcome] = [:]) {
+    public init(method: CleanMethod, notes: [Note] = [], outcomes: [Int: Outcome] = [:], ledger: OutputLedger? = nil) {
         self.method = method
         self.notes = notes
         self.outcomes = outcomes
+        self.ledger = ledger
     }
 }
 
@@ -106,6 +110,12 @@ public struct ContentCheck: Sendable {
         self.method = method
         self.passed = passed
         self.detail = detail
+    }
+
+    /// A passed or failed check with the ranges it compared byte for byte.
+    init(method: String, passed: Bool, detail: String? = nil, identical: IdenticalRanges) {
+        self.init(method: method, passed: passed, detail: detail)
+        self.identical = identical.pairs
     }
 }
 

@@ -29,8 +29,8 @@ enum SameOffset {
     /// Writes the patched copy, without the trailer when its item goes, and says what was done.
     static func write(_ patches: InPlacePatches, trailer: Range<Int64>? = nil, format: String, from input: any ByteSource,
                       to output: any OutputSink, note: Note) throws -> CleanResult {
-        try patches.plan(size: trailer?.lowerBound ?? input.size, format: format).write(from: input, to: output)
-        return CleanResult(method: .remux, notes: [note])
+        let ledger = try patches.plan(size: trailer?.lowerBound ?? input.size, format: format).write(from: input, to: output)
+        return CleanResult(method: .remux, notes: [note], ledger: ledger)
     }
 
     /// Every range in `core` is byte-identical at the same offset in both files. `sameLayout` says the

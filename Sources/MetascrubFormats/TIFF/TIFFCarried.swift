@@ -25,7 +25,8 @@ public enum TIFFCarried {
         let plan = try writer.build()
         guard writer.ifds.contains(where: { !$0.entries.isEmpty }) else { return (nil, xmp) }
         let sink = MemoryOutputSink()
-        try plan.write(from: source, to: sink)
+        // Bytes for a rebuilt record inside another container, whose own plan is the ledger.
+        _ = try plan.write(from: source, to: sink)
         return (sink.bytes, xmp)
     }
 }

@@ -53,7 +53,7 @@ public struct TIFFFormat: FormatHandler {
         var writer = TIFFWriter(layout: layout, source: input, plan: plan)
         let out = try writer.build()
         result.notes += Array(Set(writer.notes).sorted { $0.code < $1.code })
-        try out.write(from: input, to: output)
+        result.ledger = try out.write(from: input, to: output)
         return result
     }
 
@@ -73,9 +73,14 @@ public struct TIFFFormat: FormatHandler {
         let left = try images(before, original), right = try images(after, cleaned)
         // Every page must survive in order; reduced images and SubIFDs may have been removed.
         var j = 0
+        var identical = IdenticalRanges()
         for image in left {
+            var compared = IdenticalRanges()
             if j < right.count, image.signature == right[j].signature, image.blocks.count == right[j].blocks.count,
-               try zip(image.blocks, right[j].blocks).allSatisfy({ try ByteComparison.equal(original, $0.0, cleaned, $0.1) }) {
+               try zip(image.blocks, right[j].blocks).allSatisfy({
+                   try ByteComparison.equal(original, $0.0, cleaned, $0.1, skipping: [], proving: &compared)
+               }) {
+                for pair in compared.pairs { identical.add(pair.original, pair.cleaned) }
                 j += 1
             } else if image.role == .page {
                 return ContentCheck(method: method, passed: false, detail: "the image in \(image.path) is missing or differs")
@@ -84,7 +89,7 @@ public struct TIFFFormat: FormatHandler {
         guard j == right.count else {
             return ContentCheck(method: method, passed: false, detail: "\(right.count - j) image(s) in the output do not match the original")
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 
     private struct Image {

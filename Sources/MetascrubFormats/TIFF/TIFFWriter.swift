@@ -186,10 +186,13 @@ struct TIFFWriter {
         } else {
             out.append((order.bigEndian ? [0x4D, 0x4D] : [0x49, 0x49]) + order.bytes(UInt16(42)) + order.bytes(UInt32(ifdAt[root])))
         }
-        func pad(to offset: Int64) { if out.size < offset { out.append([UInt8](repeating: 0, count: Int(offset - out.size))) } }
+        func pad(to offset: Int64) {
+            if out.size < offset { out.append([UInt8](repeating: 0, count: Int(offset - out.size)), because: .padding) }
+        }
         for range in dataOrder {
             pad(to: dataAt[range]!)
-            out.copy(range)
+            // Strips and tiles: the content check compares them image by image.
+            out.copy(range, because: .codedData)
         }
         for (i, ifd) in ifds.enumerated() {
             pad(to: ifdAt[i])

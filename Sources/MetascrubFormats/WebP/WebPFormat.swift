@@ -71,7 +71,7 @@ public struct WebPFormat: FormatHandler {
                 layout.contents[index] = .item(add("webp:chunk:\(name)", category, detail: "\(chunk.size)-byte \(name) chunk", unknown: true))
             }
         }
-        for (index, chunk) in structure.chunks.enumerated() where chunk.id == "ANIM" || chunk.id == "ANMF" {
+        for (index, chunk) in structure.chunks.enumerated() where ["VP8X", "ANIM", "ANMF"].contains(chunk.id) {
             try trim(index, chunk, input, &layout, &found)
         }
         if let trailer = structure.trailer {
@@ -80,23 +80,24 @@ public struct WebPFormat: FormatHandler {
         return found.result(layout)
     }
 
-    /// Bytes of ANIM's fields (background colour, loop count) and of an ANMF frame's header (offsets, size,
-    /// duration, flags) before its frame data.
+    /// Bytes of VP8X's fields (flags, canvas size), ANIM's (background colour, loop count) and of an ANMF frame's
+    /// header (offsets, size, duration, flags) before its frame data.
+    static let canvasFields = 10
     static let animFields = 6
     static let frameHeader = 16
     static let frameData: Set<String> = ["ALPH", "VP8 ", "VP8L"]
 
-    /// ANIM with bytes after its fields, or an ANMF frame holding chunks that are no frame data: an `unknown` item
+    /// VP8X or ANIM with bytes after its fields, or an ANMF frame holding chunks that are no frame data: an `unknown` item
     /// (nested chunks one each), and the chunk as it is written without them.
     private func trim(_ index: Int, _ chunk: WebPStructure.Chunk, _ input: any ByteSource, _ layout: inout WebPLayout,
                       _ found: inout ItemCollector) throws {
         guard chunk.size <= Self.parseLimit else { return }
-        let fields = Int64(chunk.id == "ANIM" ? Self.animFields : Self.frameHeader)
+        let fields = Int64(chunk.id == "VP8X" ? Self.canvasFields : chunk.id == "ANIM" ? Self.animFields : Self.frameHeader)
         guard chunk.size > fields else { return }
         let payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
         var kept = Array(payload[..<Int(fields)])
         var strays: [Range<Int64>] = []
-        if chunk.id == "ANIM" {
+        if chunk.id != "ANMF" {
             strays.append(chunk.payloadOffset + fields..<chunk.payload.upperBound)
         } else {
             var at = Int(fields)
@@ -118,7 +119,7 @@ public struct WebPFormat: FormatHandler {
         }
         guard let first = strays.first else { return }
         let range = first.lowerBound..<strays.last!.upperBound
-        let what = chunk.id == "ANIM" ? "bytes after the ANIM fields"
+        let what = chunk.id != "ANMF" ? "bytes after the \(chunk.id) fields"
             : "chunks nested in an ANMF frame that are no frame data"
         let item = found.add("webp:\(chunk.id)-unknown", .content, range, location: "\(chunk.id)#\(index)/unknown",
                              detail: "\(range.count) \(what)", unknown: true)
@@ -129,27 +130,33 @@ public struct WebPFormat: FormatHandler {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
         // First what each chunk becomes, then the VP8X flags that match, then the bytes.
-        enum Written { case chunk(WebPStructure.Chunk), bytes([UInt8]) }
+        // A copied chunk carries why its payload may stay; its 8-byte header is structure.
+        enum Written { case chunk(WebPStructure.Chunk, LedgerReason), bytes([UInt8]), canvas([UInt8]) }
         var written: [Written] = []
         var present = Set<String>()
         let chunks = layout.structure.chunks
         for (index, chunk) in chunks.enumerated() {
             switch layout.contents[index] {
             case nil:
-                written.append(.chunk(chunk))
+                written.append(.chunk(chunk, .codedData))
             case .item(let item)?:
                 guard plan.keeps(item) else { continue }
-                written.append(.chunk(chunk))
+                written.append(.chunk(chunk, .keptItem(item)))
                 present.insert(chunk.id)
             case .trimmed(let item, let exact)?:
-                written.append(plan.keeps(item) ? .chunk(chunk) : .bytes(exact))
+                if plan.keeps(item) {
+                    written.append(.chunk(chunk, .structure))
+                } else {
+                    // VP8X's flags are set below from the chunks that stay, whichever way it is written.
+                    written.append(chunk.id == "VP8X" ? .canvas(Array(exact[8..<8 + Self.canvasFields])) : .bytes(exact))
+                }
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
-                written.append(rebuilt == packet ? .chunk(chunk) : .bytes(Self.chunk("XMP ", rebuilt)))
+                written.append(rebuilt == packet ? .chunk(chunk, .structure) : .bytes(Self.chunk("XMP ", rebuilt)))
                 present.insert("XMP ")
             case .exif(let payload)?:
                 switch payload.rewrite(plan: plan, keepOrientation: nil, notes: &result.notes) {
-                case .copy: written.append(.chunk(chunk))
+                case .copy: written.append(.chunk(chunk, .structure))
                 case .drop: continue
                 // An "Exif\0\0" prefix the original used stays: viewers that expect it still find the orientation.
                 case .replace(let tiff): written.append(.bytes(Self.chunk("EXIF", payload.header + tiff)))
@@ -161,17 +168,15 @@ public struct WebPFormat: FormatHandler {
         var body = OutputPlan()
         for piece in written {
             switch piece {
-            case .chunk(let chunk) where chunk.id == "VP8X" && chunk.size >= 10:
-                var payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                payload[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
-                if present.contains("ICCP") { payload[0] |= Flag.icc }
-                if present.contains("EXIF") { payload[0] |= Flag.exif }
-                if present.contains("XMP ") { payload[0] |= Flag.xmp }
-                body.append(Self.chunk("VP8X", payload))
-            case .chunk(let chunk):
-                body.copy(offset: chunk.offset, count: 8 + chunk.size)
+            case .chunk(let chunk, _) where chunk.id == "VP8X" && chunk.size >= 10:
+                body.append(Self.canvas(try input.read(at: chunk.payloadOffset, count: Int(chunk.size)), present: present))
+            case .canvas(let payload):
+                body.append(Self.canvas(payload, present: present))
+            case .chunk(let chunk, let reason):
+                body.copy(offset: chunk.offset, count: 8, because: .structure)
+                body.copy(offset: chunk.payloadOffset, count: chunk.size, because: reason)
                 // The pad byte of an odd-sized chunk is written as zero, whatever the source held there.
-                if chunk.size & 1 == 1 { body.append([0]) }
+                if chunk.size & 1 == 1 { body.append([0], because: .padding) }
             case .bytes(let bytes):
                 body.append(bytes)
             }
@@ -183,10 +188,20 @@ public struct WebPFormat: FormatHandler {
         out.append(Array("RIFF".utf8) + ByteOrder.little.bytes(UInt32(body.size + 4)) + Array("WEBP".utf8))
         out.append(contentsOf: body)
         if let trailer = layout.structure.trailer, let item = layout.trailerItem, plan.keeps(item) {
-            out.copy(trailer)
+            out.copy(trailer, because: .keptItem(item))
         }
-        try out.write(from: input, to: output)
+        result.ledger = try out.write(from: input, to: output)
         return result
+    }
+
+    /// The VP8X chunk with its metadata flags saying which metadata chunks stay.
+    static func canvas(_ fields: [UInt8], present: Set<String>) -> [UInt8] {
+        var payload = fields
+        payload[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
+        if present.contains("ICCP") { payload[0] |= Flag.icc }
+        if present.contains("EXIF") { payload[0] |= Flag.exif }
+        if present.contains("XMP ") { payload[0] |= Flag.xmp }
+        return chunk("VP8X", payload)
     }
 
     static func chunk(_ id: String, _ payload: [UInt8]) -> [UInt8] {
@@ -210,11 +225,17 @@ public struct WebPFormat: FormatHandler {
             return ContentCheck(method: method, passed: false, detail: "image chunk sequence changed")
         }
         var left: [WebPStructure.Chunk] = [], right: [WebPStructure.Chunk] = []
+        var identical = IdenticalRanges()
         for (x, y) in zip(leftTrimmed, rightTrimmed) {
             guard x.exact != nil || y.exact != nil else { left.append(x.chunk); right.append(y.chunk); continue }
             func payload(_ exact: [UInt8]) -> [UInt8] { Array(exact[8..<8 + Int(ByteOrder.little.u32(exact, 4))]) }
-            let a = try x.exact.map(payload) ?? original.read(at: x.chunk.payloadOffset, count: Int(x.chunk.size))
-            let b = try y.exact.map(payload) ?? cleaned.read(at: y.chunk.payloadOffset, count: Int(y.chunk.size))
+            var a = try x.exact.map(payload) ?? original.read(at: x.chunk.payloadOffset, count: Int(x.chunk.size))
+            var b = try y.exact.map(payload) ?? cleaned.read(at: y.chunk.payloadOffset, count: Int(y.chunk.size))
+            if x.chunk.id == "VP8X", !a.isEmpty, !b.isEmpty {
+                // The metadata flags follow the chunks that stay.
+                a[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
+                b[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
+            }
             guard a == b else {
                 return ContentCheck(method: method, passed: false, detail: "\(x.chunk.id) chunk at \(x.chunk.offset) differs")
             }
@@ -228,11 +249,12 @@ public struct WebPFormat: FormatHandler {
                 guard a & mask == b & mask else { return ContentCheck(method: method, passed: false, detail: "VP8X alpha/animation flags changed") }
             }
             guard x.size == y.size,
-                  try ByteComparison.equal(original, x.payloadOffset + skip..<x.payload.upperBound, cleaned, y.payloadOffset + skip..<y.payload.upperBound) else {
+                  try ByteComparison.equal(original, x.payloadOffset + skip..<x.payload.upperBound, cleaned,
+                                           y.payloadOffset + skip..<y.payload.upperBound, skipping: [], proving: &identical) else {
                 return ContentCheck(method: method, passed: false, detail: "\(x.id) chunk at \(x.offset) differs")
             }
         }
-        return ContentCheck(method: method, passed: true)
+        return ContentCheck(method: method, passed: true, identical: identical)
     }
 }
 
