@@ -79,8 +79,12 @@ struct Verifier {
             }
         }
         // Only a remux's comparison is with the original's own bytes (a transform's is with the turned image).
-        try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: cleaned, after: after,
-                           copies: result.method == .remux ? content.identical : [], report: &report)
+        // Decoded streams follow each file's bytes, so offsets into the files stay what the scans say.
+        let searched = try content.decoded.map { decoded in
+            (MemoryByteSource(try original.readAll() + decoded.original), MemoryByteSource(try cleaned.readAll() + decoded.cleaned))
+        }
+        try proveNoResidue(original: searched?.0 ?? original, items: scan.items, findings: findings, cleaned: searched?.1 ?? cleaned,
+                           after: after, copies: result.method == .remux ? content.identical : [], report: &report)
         if options.digests { report.sha256After = try Hashing.sha256(cleaned) }
         report.bytesAfter = cleaned.size
     }
