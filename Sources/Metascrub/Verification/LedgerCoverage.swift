@@ -39,6 +39,18 @@ struct LedgerViolation: Error, Equatable, CustomStringConvertible {
     }
 }
 
+extension LedgerViolation {
+    /// The description with the key of the item it concerns, if any.
+    func named(_ items: [MetadataItem]) -> String {
+        switch kind {
+        case .itemNotKept(let item), .outsideKeptItem(let item, _):
+            return items.indices.contains(item) ? "\(self) (\(items[item].key))" : "\(self)"
+        default:
+            return "\(self)"
+        }
+    }
+}
+
 /// The allow-list check of a cleaned output against its plan's ledger (`OutputLedger`): the entries cover the
 /// output exactly, and each entry's reason holds — a kept item's bytes come from inside an item the policy kept,
 /// coded data from ranges the content check compared byte for byte, padding is zero. Structure is whatever the
