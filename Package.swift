@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.24.0"),
+        // C2PA signers' certificates (pure Swift: the formats link no further C library).
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
     ],
     targets: [
         // The model: formats, items, categories, findings, policies, reports. No C library.
@@ -45,6 +47,9 @@ let package = Package(
         systemLibrary("CDeflate", pkgConfig: "libdeflate", apt: ["libdeflate-dev"]),
         systemLibrary("CWebP", pkgConfig: "libwebp", apt: ["libwebp-dev"]),
         systemLibrary("CNettle", pkgConfig: "nettle", apt: ["nettle-dev"]),
+        // SVG is hostile XML: parsed by libxml2 (libxml2-dev) with no network, no external entities and its size
+        // limits on, behind a plain C API (libxml2's headers include ICU headers that clash with Foundation's).
+        .target(name: "CSVGXML", cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])], linkerSettings: [.linkedLibrary("xml2")]),
         // exiv2 is C++: a small C API over it, every call inside try/catch.
         .target(
             name: "CExiv2Bridge",
@@ -58,7 +63,9 @@ let package = Package(
         // libtiff through dlopen on first use (headers from libtiff-dev): decodes and encodes TIFF samples for
         // orientation bakes and conversions (issue 16); the container itself is ours.
         .target(name: "CTIFFBridge", dependencies: ["CLazyLibrary"]),
-        // dlopen on first use, shared by CHeif, CRawBridge and CTIFFBridge.
+        // QPDF's C API through dlopen on first use (headers from libqpdf-dev): reads and writes PDFs.
+        .target(name: "CQPDF", dependencies: ["CLazyLibrary"]),
+        // dlopen on first use, shared by CHeif, CRawBridge, CTIFFBridge and CQPDF.
         .target(name: "CLazyLibrary", linkerSettings: [.linkedLibrary("dl")]),
 
         // libjpeg's scanline decoder (libjpeg62-turbo), for comparing a conversion with its source a few rows at a
@@ -79,7 +86,8 @@ let package = Package(
 
         // One reader/remuxer per container format, and the registry table that lists them.
         // CNettle: SHA-256 keys of `RawDecodeMemo` (a raw's decode is reused by its digest).
-        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge", "CNettle"]),
+        .target(name: "MetascrubFormats", dependencies: ["MetascrubCore", "MetascrubNative", "CPlatform", "CAVBridge", "CNettle",
+                                                         "CQPDF", "CSVGXML", .product(name: "SwiftASN1", package: "swift-asn1")]),
 
         // The pipeline: walk, detect, scan, decide, clean, verify, write atomically, report; and the workflows
         // around it (Workflow/: folders, config, progress, stdin/stdout; Git/: staged files and the hook).

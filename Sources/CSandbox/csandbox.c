@@ -51,6 +51,16 @@ static int close_inherited_sockets(void) {
     return closed;
 }
 
+/// Set in a fork server that entered its own empty network namespace: its children are already in one, and a
+/// namespace per child costs more kernel time than the rest of the confinement together.
+static int network_namespace_inherited;
+
+int metascrub_sandbox_enter_network_namespace(void) {
+    if (unshare(CLONE_NEWNET) != 0) return errno;
+    network_namespace_inherited = 1;
+    return 0;
+}
+
 int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits) {
     int applied = 0;
     int rc;
@@ -65,7 +75,7 @@ int metascrub_sandbox_enter(const struct metascrub_sandbox_limits *limits) {
     applied |= METASCRUB_SANDBOX_RLIMITS;
     // An empty network namespace needs CAP_SYS_ADMIN (root, or a container that grants it); seccomp below refuses
     // sockets either way.
-    if (unshare(CLONE_NEWNET) == 0) applied |= METASCRUB_SANDBOX_NETNS;
+    if (network_namespace_inherited || unshare(CLONE_NEWNET) == 0) applied |= METASCRUB_SANDBOX_NETNS;
     if (limits->uid >= 0) {
         if ((rc = metascrub_drop_user(limits->uid, limits->gid)) != 0) return rc;
         applied |= METASCRUB_SANDBOX_USER;

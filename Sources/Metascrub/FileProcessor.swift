@@ -104,6 +104,7 @@ public struct FileProcessor: Sendable {
                     let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues, tolerateDamage: options.policy.damaged == .clean))
                     report.findings = try Decide(policy: options.policy).decisions(scan, source)
                     report.notes = scan.notes
+                    report.describe(manifests: scan.provenance, showValues: options.showValues)
                     report.status = report.actionable.isEmpty ? .clean : .findings
                 } catch MetascrubError.unsupported(_, let reason) {
                     // A variant only the handler can tell apart (a DNG inside TIFF): reported like any
@@ -269,6 +270,8 @@ public struct FileProcessor: Sendable {
         if let refusal = decide.refusal(decision) { throw refusal }
         if decision.keepsEverything {
             report.recordClean(decision, showValues: options.showValues)
+            // Nothing changes: the output's bytes, so its bindings, are the original's.
+            report.recordBindings(before: decision.scan.provenance, after: decision.scan.provenance, findings: decision.findings)
             if !inPlace {
                 try write(copyOf: source, to: destination, report: &report)
                 report.method = .copy
@@ -293,9 +296,15 @@ public struct FileProcessor: Sendable {
             })
         } catch let failure as ProofFailure {
             report.verification = failure.verification
+            if let manifests = failure.outputManifests {
+                report.recordBindings(before: decision.scan.provenance, after: manifests, findings: decision.findings)
+            }
             throw failure.error
         }
-        if let proof { report.record(proof) }
+        if let proof {
+            report.record(proof)
+            report.recordBindings(before: decision.scan.provenance, after: proof.outputManifests, findings: decision.findings)
+        }
         report.recordCleaned(result, findings: decision.findings, output: destination.name, showValues: options.showValues)
     }
 

@@ -2,8 +2,8 @@
 import MetascrubCore
 import MetascrubFormats
 
-/// Files that are not media metascrub reads, but that commonly carry the same kind of metadata: a JPEG 2000 with
-/// GPS, an SVG with its author and export paths, a PDF with /Author, an office document with its editor's name.
+/// Files that are not media metascrub reads, but that commonly carry the same kind of metadata: a PDF with
+/// /Author, an office document with its editor's name.
 /// Passing them as "not media" would let a publish gate succeed with the position still in the output, so they are
 /// recognised by their magic and reported as not checked (scan), left out of a mirrored folder (clean --output-dir)
 /// unless --copy-unsupported. The format table (`FormatRegistry`) is the media metascrub cleans; this list is only
@@ -11,14 +11,8 @@ import MetascrubFormats
 enum UncheckedFormats {
     /// The format's name when `head` (the file's first bytes) is one of them.
     static func detect(_ head: [UInt8]) -> String? {
-        if starts(head, [0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A])
-            || starts(head, [0xFF, 0x4F, 0xFF, 0x51]) {
-            return "JPEG 2000"
-        }
-        if contains(head.prefix(1024), "%PDF-") { return "PDF" }
         if starts(head, [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) { return "Microsoft Office (OLE2)" }
         if starts(head, [0x50, 0x4B, 0x03, 0x04]) { return zipDocument(head) }
-        if isSVG(head) { return "SVG" }
         return nil
     }
 
@@ -32,17 +26,6 @@ enum UncheckedFormats {
             return "Office Open XML"
         }
         return nil
-    }
-
-    /// An XML (or bare) document whose first element is `<svg`, after an optional BOM, declaration, comments and
-    /// doctype.
-    private static func isSVG(_ head: [UInt8]) -> Bool {
-        var bytes = head[...]
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let trimmed = text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
-        guard trimmed.hasPrefix("<") else { return false }
-        return trimmed.hasPrefix("<svg") || (trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<!")) && text.contains("<svg")
     }
 
     private static func starts(_ head: [UInt8], _ magic: [UInt8]) -> Bool { head.starts(with: magic) }

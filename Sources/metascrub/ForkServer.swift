@@ -21,6 +21,10 @@ enum ForkServer {
     static func serve() throws(ExitCode) {
         // Like the server: /proc/<fork server>/mem closed to same-uid processes; children inherit it until they exec.
         _ = metascrub_make_undumpable()
+        // The parent talks to the server over pipes only: an empty network namespace entered once here is shared by
+        // every child, which then skips a namespace of its own (the costliest step of a child's confinement).
+        // Without CAP_SYS_ADMIN this fails and each child tries (and, equally, fails) itself.
+        _ = metascrub_sandbox_enter_network_namespace()
         var policies: [String: Policy] = [:]
         for name in PolicyCatalog.names { policies[name] = try? RunSetup.policy(name) }
         // The first parse of a command costs ~1.5 ms of reflection; every child gets the warmed caches.

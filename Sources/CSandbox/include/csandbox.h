@@ -58,6 +58,10 @@ int metascrub_sandbox_landlock_abi(void);
 /// the same uid (a worker) unless they could ptrace it anyway. 0 or an errno.
 int metascrub_make_undumpable(void);
 
+/// Moves the calling process into a new, empty network namespace (needs CAP_SYS_ADMIN) and marks it inherited, so
+/// metascrub_sandbox_enter in its forked children skips making one each. 0 or an errno.
+int metascrub_sandbox_enter_network_namespace(void);
+
 /// Runs one fork server job in a forked child (the job line's text after its id): returns the exit status.
 typedef int (*metascrub_zygote_job)(const char *job, void *context);
 

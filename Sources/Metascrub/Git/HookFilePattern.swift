@@ -12,11 +12,13 @@ public enum HookFilePattern {
         "cr2": ["cr2"], "orf": ["orf"], "rw2": ["rw2"], "raf": ["raf"], "iiq": ["iiq"],
         "dng": ["dng", "nef", "nrw", "arw", "sr2", "srf", "pef"], "tiff": ["tif", "tiff"], "psd": ["psd", "psb"],
         "cr3": ["cr3"], "avif": ["avif"], "heif": ["heic", "heif", "hif"], "jxl": ["jxl"],
+        "jp2": ["jp2", "jpx", "jpf", "jph", "j2k", "j2c", "jpc"], "svg": ["svg"],
         "mov": ["mov", "qt"], "mp4": ["mp4", "m4v", "m4a", "m4b", "3gp", "3g2"],
         "matroska": ["mkv", "mka", "mk3d", "webm"], "avi": ["avi"], "wav": ["wav"], "aiff": ["aif", "aiff", "aifc"],
         "flac": ["flac"], "ogg": ["ogg", "oga", "ogv", "opus", "spx"], "asf": ["asf", "wmv", "wma"],
         // Not `.ts`: that is TypeScript in most repositories.
         "mpegts": ["mts", "m2ts"], "mp3": ["mp3"],
+        "pdf": ["pdf"],
         "avformat": ["flv", "mpg", "mpeg", "vob", "mxf", "caf", "nut", "wv", "tta", "ape", "mpc"], "bmp": ["bmp"],
     ]
 

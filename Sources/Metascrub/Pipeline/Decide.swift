@@ -61,5 +61,6 @@ extension FileReport {
     mutating func record(_ decision: Decision, showValues: Bool) {
         findings = decision.findings.forReport(showValues: showValues)
         notes += decision.notes
+        describe(manifests: decision.scan.provenance, showValues: showValues)
     }
 }

@@ -17,6 +17,8 @@ struct ItemRoles {
     let findings: [Finding]
     /// Items by offset, to tell a range that is an item's own from one it shares.
     private let atOffset: [Int64: [Int]]
+    /// Items with a removed item somewhere below them.
+    private let holdersOfRemoved: Set<Int>
 
     init(items: [MetadataItem], findings: [Finding]) {
         self.items = items
@@ -24,6 +26,17 @@ struct ItemRoles {
         var atOffset: [Int64: [Int]] = [:]
         for (index, item) in items.enumerated() { if let offset = item.offset { atOffset[offset, default: []].append(index) } }
         self.atOffset = atOffset
+        var holders = Set<Int>()
+        for index in items.indices where index < findings.count && !findings[index].disposition.survives {
+            var at = index
+            // Bounded: a parent cycle in a hostile scan cannot loop.
+            for _ in 0..<items.count {
+                guard let parent = items[at].parent, items.indices.contains(parent),
+                      holders.insert(parent).inserted else { break }
+                at = parent
+            }
+        }
+        self.holdersOfRemoved = holders
     }
 
     /// The item's range belongs to it alone, so its bytes are its value (EXIF entries, IPTC datasets, blocks).
@@ -38,6 +51,22 @@ struct ItemRoles {
 
     /// Removed (or baked): an embedded file kept and cleaned inside (`clean`) is not, its removed items are.
     func removed(_ index: Int) -> Bool { !findings[index].disposition.survives }
+
+    /// A removed item some block above it survives: the block is written again without it, so the item's bytes
+    /// must not be found inside the block either.
+    func insideSurvivor(_ index: Int) -> Bool {
+        var at = index
+        var steps = 0
+        while let parent = items[at].parent, items.indices.contains(parent), steps < items.count {
+            if !removed(parent) { return true }
+            at = parent
+            steps += 1
+        }
+        return false
+    }
+
+    /// Whether an item holds a removed item anywhere below it.
+    func holdsRemoved(_ index: Int) -> Bool { holdersOfRemoved.contains(index) }
 
     /// A kept item whose bytes may hold removed values without that being a leak: kept by the policy, or a single
     /// value a handler keeps with a reason (a raw's make and model, an orientation it cannot bake). Kept-with-a-
@@ -96,9 +125,10 @@ enum CanaryExtractor {
     /// The bytes or value text an item's canaries come from (empty when it has neither).
     static func source(of index: Int, _ roles: ItemRoles, _ original: any ByteSource, wholeBlock: Bool = false) throws -> Source {
         let value = roles.items[index].value.map { Array($0.utf8) }
+        // A kept item with removed items inside is not evidence for them: neither its bytes nor its value (a kept
+        // XMP structure's rendering holds the address fields removed from it).
+        if wholeBlock, roles.holdsRemoved(index) { return Source(bytes: []) }
         if let range = roles.precise(index), range.upperBound <= original.size {
-            // A kept block with removed entries inside is not evidence for them.
-            if wholeBlock, roles.items.indices.contains(where: { roles.items[$0].parent == index && roles.removed($0) }) { return Source(bytes: []) }
             let cap = !wholeBlock && roles.items[index].category == .embedded ? perEmbedded : perItem
             let bytes = try original.read(at: range.lowerBound, count: Int(min(Int64(cap), Int64(range.count))))
             // A range that holds the value verbatim and much more (an MP4 `hdlr` box around its name, a sample

@@ -21,7 +21,12 @@ struct ResidueProof {
     /// content check compared byte for byte with the original's: where the original's range holds nothing the
     /// proof accounts to a removed item, any canary in the copy is one the original holds in what stays, which
     /// step 3 would explain, so those bytes are not searched (a JPEG's entropy-coded data).
+    /// `keptUntouchedInOutput` are the kept output items other than the blocks the clean rebuilt without
+    /// something: the canaries of an item removed from inside a kept block (a property of a kept XMP structure,
+    /// a dataset of a kept IPTC block) are excused only there, since the rebuilt block is where a broken rebuild
+    /// would have left them.
     func residues(original: any ByteSource, cleaned: any ByteSource, keptInOutput: [Range<Int64>],
+                  keptUntouchedInOutput: [Range<Int64>]? = nil,
                   copies: [(original: Range<Int64>, cleaned: Range<Int64>)] = []) throws -> [Residue] {
         let canaries = try CanaryExtractor.canaries(roles, original: original)
         guard !canaries.isEmpty else { return [] }
@@ -34,9 +39,11 @@ struct ResidueProof {
         }
         let looseIndex = RangeOverlaps(loose)
         let skipped = copies.filter { !looseIndex.overlap($0.original) }.map(\.cleaned)
+        let untouched = keptUntouchedInOutput ?? keptInOutput
         let suspicious = try search.hits(in: cleaned, skipping: skipped).filter { hit in
             let span = hit.offset..<hit.offset + Int64(canaries[hit.pattern].bytes.count)
-            return !keptInOutput.contains { $0.lowerBound <= span.lowerBound && span.upperBound <= $0.upperBound }
+            let excusing = roles.insideSurvivor(canaries[hit.pattern].item) ? untouched : keptInOutput
+            return !excusing.contains { $0.lowerBound <= span.lowerBound && span.upperBound <= $0.upperBound }
         }
         guard !suspicious.isEmpty else { return [] }
         let explained = try explainedByWhatStays(Set(suspicious.map(\.pattern)).sorted(), canaries, original)

@@ -42,13 +42,14 @@ struct Verifier {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(FileProcessor.typed(error).description)")
         }
         let after = try decide.decisions(rescan.scan, cleaned)
+        let outputManifests = rescan.scan.provenance
         let remaining = Self.remaining(after)
         let content = try rescan.verifyContent(original: original, cleaned: cleaned, result: result)
         var verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
             content: content.method, contentResult: content.passed ? .passed : .failed)
         func fail(_ reason: String) -> ProofFailure {
-            ProofFailure(error: .verificationFailed(reason: reason), verification: verification)
+            ProofFailure(error: .verificationFailed(reason: reason), verification: verification, outputManifests: outputManifests)
         }
         guard remaining.isEmpty else { throw fail("still present after cleaning: \(remaining.joined(separator: ", "))") }
         guard content.passed else { throw fail("image content changed: \(content.detail ?? content.method)") }
@@ -61,21 +62,15 @@ struct Verifier {
             }
         }
         // Only a remux's comparison is with the original's own bytes (a transform's is with the turned image).
-        try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: cleaned, after: after,
-                           copies: result.method == .remux ? content.identical : [], verification: &verification)
-        return Proof(verification: verification, sha256After: options.digests ? try Hashing.sha256(cleaned) : nil,
-                     bytesAfter: cleaned.size)
-    }
-
-    /// `prove`, into a report: its verification and output digest, also when it fails.
-    func verify(original: any ByteSource, scan: FormatScan, findings: [Finding], result: CleanResult,
-                cleaned: any ByteSource, report: inout FileReport) throws {
         do {
-            report.record(try prove(original: original, scan: scan, findings: findings, result: result, cleaned: cleaned))
-        } catch let failure as ProofFailure {
-            report.verification = failure.verification
-            throw failure.error
+            try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: cleaned, after: after,
+                               copies: result.method == .remux ? content.identical : [], verification: &verification)
+        } catch var failure as ProofFailure {
+            failure.outputManifests = outputManifests
+            throw failure
         }
+        return Proof(verification: verification, sha256After: options.digests ? try Hashing.sha256(cleaned) : nil,
+                     bytesAfter: cleaned.size, outputManifests: outputManifests)
     }
 
     /// A re-encoded output (conversion, orientation re-encode) whose fidelity the caller measured: detected as its
@@ -94,6 +89,7 @@ struct Verifier {
             throw MetascrubError.verificationFailed(reason: "the \(noun) file does not parse: \(FileProcessor.typed(error).description)")
         }
         let after = try decide.decisions(rescan, output)
+        report.recordBindings(before: scan.provenance, after: rescan.provenance, findings: findings)
         let remaining = Self.remaining(after)
         var verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
@@ -132,8 +128,18 @@ struct Verifier {
             guard afterRoles.exempt(index), let offset = after[index].item.offset, let length = after[index].item.length else { return nil }
             return offset..<offset + length
         }
-        let residues = try ResidueProof(roles: ItemRoles(items: items, findings: findings))
-            .residues(original: original, cleaned: cleaned, keptInOutput: kept, copies: copies)
+        let roles = ItemRoles(items: items, findings: findings)
+        // Kept blocks the clean rebuilt without something (by key: the output's scan is not trusted to list
+        // what a broken rebuild left in them).
+        let rebuilt = Set(items.indices.filter { !roles.removed($0) && roles.holdsRemoved($0) }.map { items[$0].key })
+        let untouched = after.indices.compactMap { index -> Range<Int64>? in
+            guard afterRoles.exempt(index), !rebuilt.contains(after[index].item.key),
+                  let offset = after[index].item.offset, let length = after[index].item.length else { return nil }
+            return offset..<offset + length
+        }
+        let residues = try ResidueProof(roles: roles)
+            .residues(original: original, cleaned: cleaned, keptInOutput: kept, keptUntouchedInOutput: untouched,
+                      copies: copies)
         guard !residues.isEmpty else { return }
         verification.rescan = .failed
         verification.remaining = Array(Set(residues.map(\.key))).sorted()
@@ -153,12 +159,16 @@ struct Proof: Sendable {
     var verification: Verification
     var sha256After: String?
     var bytesAfter: Int64
+    /// The output's C2PA manifest stores, for the report's bindings after the clean.
+    var outputManifests: [ProvenanceManifest] = []
 }
 
 /// A failed proof: the error (exit 3, nothing written) and the verification as far as it got, for the report.
 struct ProofFailure: Error {
     var error: MetascrubError
     var verification: Verification?
+    /// The output's C2PA manifest stores when the re-scan got that far.
+    var outputManifests: [ProvenanceManifest]?
 }
 
 extension FileReport {

@@ -11,8 +11,9 @@ public enum PolicyLint {
     /// The namespaces reports use (the part of a key before its first `:`).
     public static let namespaces: Set<String> = [
         "aiff", "ape", "asf", "auxiliary", "av", "avi", "c2pa", "ctmd", "exif", "flac", "gif", "h264", "heif", "icc",
-        "id3", "id3v1", "iptc", "jfif", "jpeg", "jumbf", "jxl", "lyrics3", "makernote", "matroska", "mp3", "mp4", "mpegts",
-        "mpf", "ogg", "photoshop", "png", "preview", "psd", "quicktime", "riff", "tiff", "vorbis", "webp", "xmp",
+        "id3", "id3v1", "iptc", "j2k", "jfif", "jp2", "jpeg", "jumbf", "jxl", "lyrics3", "makernote", "matroska", "mp3",
+        "mp4", "mpegts", "mpf", "ogg", "pdf", "photoshop", "png", "preview", "psd", "quicktime", "riff", "svg", "tiff",
+        "vorbis", "webp", "xmp",
     ]
 
     /// EXIF tag names: libexif's table, the one `ExifTagNames` names reported items from.

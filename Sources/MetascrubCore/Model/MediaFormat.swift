@@ -2,7 +2,7 @@
 
 /// A container format, identified by magic bytes (never by file name).
 public struct MediaFormat: Sendable, Hashable, Codable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Codable { case image, video, audio, raw }
+    public enum Kind: String, Sendable, Codable { case image, video, audio, raw, document }
 
     /// Stable identifier used in reports: "jpeg", "png", "heif", "mp4".
     public var id: String

@@ -127,6 +127,8 @@ public struct FileReport: Sendable, Codable, Equatable {
     public var verification: Verification?
     /// Present when the output was re-encoded (method `reencode`).
     public var reencode: Reencoding?
+    /// C2PA manifests found in the file (Content Credentials), with their binding before and after the clean.
+    public var manifests: [ManifestReport]?
     public var error: ErrorInfo?
 
     public init(path: String, status: FileStatus) {
@@ -140,7 +142,7 @@ public struct FileReport: Sendable, Codable, Equatable {
         case path, output, format, status, reason, method
         case bytesBefore = "bytes_before", bytesAfter = "bytes_after"
         case sha256Before = "sha256_before", sha256After = "sha256_after"
-        case findings, notes, verification, reencode, error
+        case findings, notes, verification, reencode, manifests, error
     }
 
     /// Findings the policy removes, bakes or forbids: what makes a scan exit 1.

@@ -140,13 +140,20 @@ public struct AVIFormat: FormatHandler {
                 } else if structural.contains(id) {
                     layout.core.append(range)
                     if id == "strh" || id == "strf" { try noteStream(id, at: at, payload: payload) }
+                    // avih and strh define 56 bytes of fields; what follows is read by no one (zeros may stay).
+                    if id == "strh" || id == "avih", payload > 56, try hasData(at + 8 + 56..<chunkEnd) {
+                        let slack = at + 8 + 56..<chunkEnd
+                        _ = add("avi:\(id)-slack", .content, slack, location: "\(path)/\(id)", detail: "\(slack.count) bytes after the fields of \(id)",
+                                unknown: true, action: .zero(slack))
+                        layout.seiRanges.append(slack)
+                    }
                 } else {
                     let loc = "\(path)/\(id)#\(count[id] ?? 1)"
                     switch id {
                     case "JUNK", "junk", "PAD ":
                         if try hasData(at + 8..<chunkEnd) {
                             _ = add("avi:JUNK", .content, range, location: loc, detail: "padding chunk holding \(payload) bytes of old data",
-                                    action: .zero(at + 8..<chunkEnd))
+                                    unknown: true, action: .zero(at + 8..<chunkEnd))
                         }
                     case "IDIT", "ISMP":
                         _ = add("avi:\(id)", .time, range, location: loc, detail: id == "IDIT" ? "capture date" : "SMPTE time code",

@@ -89,7 +89,7 @@ extension AVIFormat.Scanner {
             found.items[kind.item].detail = seiTally.detail(kind)
             layout.actions[kind.item] = [.patch(kind.patches)]
         }
-        layout.seiRanges = seiTally.ranges.sorted { $0.lowerBound < $1.lowerBound }
+        layout.seiRanges = (layout.seiRanges + seiTally.ranges).sorted { $0.lowerBound < $1.lowerBound }
         found.notes += seiTally.notes
     }
 }

@@ -99,7 +99,9 @@ public struct FLACFormat: FormatHandler {
             case 2:
                 let id = length >= 4 ? try input.read(at: position + 4, count: 4) : []
                 let printable = id.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-                add("flac:application", .embedded, "APPLICATION block\(printable && !id.isEmpty ? " '\(String(decoding: id, as: UTF8.self))'" : ""), \(length) bytes")
+                // An application's own data (a DAW's project state, foreign RIFF chunks): no decoder reads it.
+                add("flac:application", .embedded, "APPLICATION block\(printable && !id.isEmpty ? " '\(String(decoding: id, as: UTF8.self))'" : ""), \(length) bytes",
+                    unknown: true)
             case 4:
                 let data = try input.read(at: position + 4, count: length)
                 var comment = try VorbisComment.parse(data, at: 0, format: Self.format, path: location, origin: position + 4)

@@ -30,6 +30,8 @@ enum IFFChunkKind {
 public struct IFFLayout: Sendable {
     enum Content {
         case structure
+        /// A structure chunk with bytes after its fields: written with its fields only unless the item is kept.
+        case trimmed(item: Int, payload: [UInt8])
         case drop
         case item(Int)
         /// LIST INFO: the list type and each subchunk (range in the file, item).
@@ -81,7 +83,17 @@ struct IFFAudio {
             let parseable = chunk.size <= Self.parseLimit
             switch classify(chunk.id) {
             case .structure:
-                contents.append(.structure)
+                let payload = parseable && IFFChunkFields.ids.contains(chunk.id) ? try input.read(at: chunk.payloadOffset, count: Int(chunk.size)) : []
+                if let fields = IFFChunkFields.trimmed(chunk.id, payload, order: form.order, aifc: form.formType == "AIFC") {
+                    let slack = Int64(fields.count)
+                    let item = found.add("\(namespace):\(name)-slack", .content, location: location, offset: chunk.payloadOffset + slack,
+                                         length: chunk.size - slack, detail: "\(chunk.size - slack) bytes after the fields of the \(name) chunk",
+                                         unknown: true)
+                    found.inspect(item, payload: Array(payload[fields.count...]), origin: chunk.payloadOffset + slack)
+                    contents.append(.trimmed(item: item, payload: fields))
+                } else {
+                    contents.append(.structure)
+                }
             case .filler:
                 if parseable, try input.read(at: chunk.payloadOffset, count: Int(chunk.size)).allSatisfy({ $0 == 0 }) {
                     contents.append(.drop)
@@ -174,6 +186,9 @@ struct IFFAudio {
         for (chunk, content) in zip(form.chunks, layout.contents) {
             switch content {
             case .structure: pieces.append(.chunk(chunk, .codedData))
+            // Kept with its slack, it is compared whole by the content check; trimmed, it is written from its fields.
+            case .trimmed(let item, let payload):
+                pieces.append(plan.keeps(item) ? .chunk(chunk, .codedData) : .bytes(form.chunkBytes(chunk.id, payload)))
             case .drop: continue
             case .item(let item): if plan.keeps(item) { pieces.append(.chunk(chunk, .keptItem(item))) }
             case .info(let entries):
@@ -236,15 +251,25 @@ struct IFFAudio {
 
     func verifyContent(original: any ByteSource, _ before: IFFLayout, cleaned: any ByteSource, _ after: IFFLayout, result: CleanResult) throws -> ContentCheck {
         let method = "format, sample data and every structural chunk byte-identical"
-        func structure(_ l: IFFLayout) -> [IFFForm.Chunk] {
-            zip(l.form.chunks, l.contents).compactMap { if case .structure = $0.1 { return $0.0 } else { return nil } }
+        // A trimmed chunk is compared by its fields (what it was written with when its slack went).
+        func structure(_ l: IFFLayout) -> [(chunk: IFFForm.Chunk, fields: [UInt8]?)] {
+            zip(l.form.chunks, l.contents).compactMap {
+                switch $0.1 {
+                case .structure: return ($0.0, nil)
+                case .trimmed(_, let payload): return ($0.0, payload)
+                default: return nil
+                }
+            }
         }
-        let x = structure(before), y = structure(after)
-        guard before.form.formType == after.form.formType, x.map(\.id) == y.map(\.id) else {
+        let x = structure(before), y = structure(after).map(\.chunk)
+        guard before.form.formType == after.form.formType, x.map(\.chunk.id) == y.map(\.id) else {
             return ContentCheck(method: method, passed: false, detail: "structural chunk sequence changed")
         }
         var identical = IdenticalRanges()
-        for (p, q) in zip(x, y) {
+        for ((p, fields), q) in zip(x, y) {
+            if let fields, q.size == Int64(fields.count) {
+                if try cleaned.read(at: q.payloadOffset, count: fields.count) == fields { continue }
+            }
             // ds64's first 8 bytes are the RIFF size, which changes with the removed chunks.
             let skip: Int64 = p.id == "ds64" && before.form.kind == .rf64 ? 8 : 0
             guard p.size == q.size,

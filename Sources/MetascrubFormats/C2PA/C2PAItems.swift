@@ -13,9 +13,42 @@ public struct ProvenanceManifest: Sendable, Equatable {
         case unchecked(String)
     }
 
+    /// One manifest of the store, as the report describes it.
+    public struct Manifest: Sendable, Equatable {
+        /// Index of the manifest's item (`c2pa:manifest`).
+        public var item: Int
+        public var active: Bool
+        public var generator: String?
+        public var signer: ManifestReport.Signer?
+        public var actions: [String]
+    }
+
     /// Index of the store's item (`jumbf:c2pa`); its assertions are items below it.
     public var item: Int
     public var binding: Binding
+    public var manifests: [Manifest] = []
+
+    /// The store's manifests as a report shows them, the active one with its binding on this file.
+    public var reports: [ManifestReport] {
+        manifests.map { manifest in
+            var report = ManifestReport(
+                finding: manifest.item, active: manifest.active, claimGenerator: manifest.generator,
+                signer: manifest.signer, actions: manifest.actions)
+            if manifest.active { (report.bindingBefore, report.bindingDetail) = binding.report }
+            return report
+        }
+    }
+}
+
+extension ProvenanceManifest.Binding {
+    /// The binding as a report names it, with why it was not checked.
+    public var report: (ManifestReport.Binding, String?) {
+        switch self {
+        case .valid: (.valid, nil)
+        case .invalid: (.invalid, nil)
+        case .unchecked(let why): (.unchecked, why)
+        }
+    }
 }
 
 /// Where the bytes of a JUMBF box sit in the file: one run, or (JPEG APP11) one run per segment.
@@ -46,14 +79,14 @@ extension ItemCollector {
             return unread(store, error.description)
         }
         let binding: ProvenanceManifest.Binding
-        switch parsed.dataHash(origin: origin) {
+        switch parsed.hardBinding(origin: origin) {
         case .success(let hash):
             binding = try hash.matches(source).map { $0 ? .valid : .invalid }
-                ?? .unchecked("its binding uses \(hash.alg)")
+                ?? .unchecked("its binding could not be computed (\(hash.alg))")
         case .failure(.none(let why)), .failure(.unchecked(let why)):
             binding = .unchecked(why)
         }
-        provenance.append(ProvenanceManifest(item: store, binding: binding))
+        var found = ProvenanceManifest(item: store, binding: binding)
         let state = switch binding {
         case .valid: "hard binding valid"
         case .invalid: "hard binding does not match the file"
@@ -69,9 +102,15 @@ extension ItemCollector {
         for (n, manifest) in parsed.manifests.enumerated() {
             let active = n == parsed.manifests.count - 1
             let location = "\(path)/\(manifest.label)"
+            let said = [manifest.label, manifest.claim?.generator, manifest.signer.map { "signed by \($0.description)" }]
             let manifestItem = add("c2pa:manifest", .provenance, range(manifest.range), location: location,
-                                   value: "\(manifest.label)\(manifest.claim?.generator.map { ", \($0)" } ?? "")",
+                                   value: said.compactMap { $0 }.joined(separator: ", "),
                                    detail: active ? "active manifest" : "ingredient manifest", parent: store)
+            found.manifests.append(ProvenanceManifest.Manifest(
+                item: manifestItem, active: active, generator: manifest.claim?.generator,
+                signer: manifest.signer.map { ManifestReport.Signer(commonName: $0.commonName,
+                                                                   organization: $0.organization) },
+                actions: Self.actions(of: manifest, in: parsed)))
             if let claim = manifest.claim {
                 add("c2pa:claim", .provenance, range(claim.range), location: "\(location)/claim",
                     value: claim.generator,
@@ -87,6 +126,19 @@ extension ItemCollector {
                                    parent: manifestItem)
             }
         }
+        provenance.append(found)
+    }
+
+    /// What a manifest's `c2pa.actions` assertions say was done (`c2pa.created`, `c2pa.edited`, …), in order.
+    static func actions(of manifest: C2PAStore.Manifest, in store: C2PAStore) -> [String] {
+        manifest.assertions.filter { $0.label.hasPrefix("c2pa.actions") && $0.kind == .cbor }.flatMap {
+            actionNames(Array(store.bytes[$0.payload]), label: $0.label) ?? []
+        }
+    }
+
+    private static func actionNames(_ payload: [UInt8], label: String) -> [String]? {
+        let value = try? CBORReader.decode(payload, origin: 0, path: label)
+        return value?["actions"]?.array?.compactMap { $0["action"]?.text }
     }
 
     private mutating func assertion(_ assertion: C2PAStore.Assertion, in store: C2PAStore, location: String,
@@ -156,11 +208,8 @@ extension ItemCollector {
 
     /// What an assertion says in a few words, for `--show-values` (the actions of `c2pa.actions`).
     static func summary(_ label: String, _ payload: [UInt8]) -> String? {
-        guard label.hasPrefix("c2pa.actions"),
-              let value = try? CBORReader.decode(payload, origin: 0, path: label) else {
-            return nil
-        }
-        return value["actions"]?.array?.compactMap { $0["action"]?.text }.joined(separator: ", ")
+        guard label.hasPrefix("c2pa.actions") else { return nil }
+        return actionNames(payload, label: label)?.joined(separator: ", ")
     }
 }
 

@@ -19,6 +19,8 @@ struct C2PAStore: Sendable {
         var assertions: [Assertion]
         var claim: (range: Range<Int>, generator: String?, alg: String?)?
         var signature: Range<Int>?
+        /// Who signed it, from the certificate in its COSE signature.
+        var signer: C2PASigner?
     }
 
     /// The file's hard binding as its active manifest's `c2pa.hash.data` states it.
@@ -42,7 +44,8 @@ struct C2PAStore: Sendable {
             Manifest(label: box.label ?? "manifest", range: box.range,
                      assertions: box.child("c2as")?.children.map { assertion($0) } ?? [],
                      claim: box.child("c2cl").map { claim($0, bytes: bytes, origin: origin) },
-                     signature: box.child("c2cs")?.range)
+                     signature: box.child("c2cs")?.range,
+                     signer: box.child("c2cs").flatMap { signer($0, bytes: bytes, origin: origin) })
         }
         return C2PAStore(bytes: bytes, manifests: manifests)
     }
@@ -71,22 +74,34 @@ struct C2PAStore: Sendable {
         return (box.range, generator, value["alg"]?.text)
     }
 
+    private static func signer(_ box: JUMBFBox, bytes: [UInt8], origin: Int64) -> C2PASigner? {
+        guard let content = box.contents.first(where: { $0.type == "cbor" }) else { return nil }
+        return C2PASigner.read(Array(bytes[content.payload]), origin: origin + Int64(content.payload.lowerBound),
+                               path: "c2pa.signature")
+    }
+
     var active: Manifest? { manifests.last }
 
-    /// The active manifest's `c2pa.hash.data`, or why there is none to check.
-    func dataHash(origin: Int64) -> Result<DataHash, BindingProblem> {
+    /// The active manifest's hard binding (`c2pa.hash.data`, or `c2pa.hash.bmff` in an ISOBMFF file), or why
+    /// there is none to check.
+    func hardBinding(origin: Int64) -> Result<any HardBinding, BindingProblem> {
         guard let manifest = active else { return .failure(.none("no manifest")) }
-        if let bmff = manifest.assertions.first(where: { $0.label.hasPrefix("c2pa.hash.bmff") }) {
-            return .failure(.unchecked("its binding is \(bmff.label), which metascrub does not check"))
-        }
-        guard let assertion = manifest.assertions.first(where: { $0.label.hasPrefix("c2pa.hash.data") }),
-              assertion.kind == .cbor else {
-            return .failure(.none("the active manifest has no c2pa.hash.data binding"))
+        guard let assertion = manifest.assertions.first(where: {
+            $0.label.hasPrefix("c2pa.hash.data") || $0.label.hasPrefix("c2pa.hash.bmff")
+        }) else {
+            return .failure(.none("the active manifest has no c2pa.hash.data or c2pa.hash.bmff binding"))
         }
         let at = origin + Int64(assertion.payload.lowerBound)
-        guard let value = try? CBORReader.decode(Array(bytes[assertion.payload]), origin: at,
-                                                 path: assertion.label),
-              let hash = value["hash"]?.bytes else {
+        guard assertion.kind == .cbor,
+              let value = try? CBORReader.decode(Array(bytes[assertion.payload]), origin: at,
+                                                 path: assertion.label) else {
+            return .failure(.unchecked("its \(assertion.label) does not parse"))
+        }
+        if assertion.label.hasPrefix("c2pa.hash.bmff") {
+            return C2PABMFFHash.parse(value, label: assertion.label, claimAlg: manifest.claim?.alg)
+                .map { $0 as any HardBinding }
+        }
+        guard let hash = value["hash"]?.bytes else {
             return .failure(.unchecked("its c2pa.hash.data does not parse"))
         }
         var exclusions: [Range<Int64>] = []
@@ -108,26 +123,27 @@ struct C2PAStore: Sendable {
     }
 }
 
-extension C2PAStore.DataHash {
+/// A manifest's hard binding: a signed hash over the file's bytes, checked against a file.
+protocol HardBinding: Sendable {
+    var alg: String { get }
+    /// Whether the file hashes to the signed digest; nil when the algorithm is not one metascrub computes.
+    func matches(_ source: any ByteSource) throws -> Bool?
+}
+
+extension C2PABMFFHash: HardBinding {}
+
+extension C2PAStore.DataHash: HardBinding {
     /// Whether the file's bytes outside the exclusions hash to the manifest's digest.
     func matches(_ source: any ByteSource) throws -> Bool? {
         guard alg == "sha256" else { return nil }
         var digest = SHA256()
         var at: Int64 = 0
-        func feed(_ range: Range<Int64>) throws {
-            var next = range.lowerBound
-            while next < range.upperBound {
-                let count = Int(min(range.upperBound - next, 1 << 20))
-                digest.update(try source.read(at: next, count: count))
-                next += Int64(count)
-            }
-        }
         for exclusion in exclusions {
             guard exclusion.lowerBound >= at, exclusion.upperBound <= source.size else { return false }
-            try feed(at..<exclusion.lowerBound)
+            try digest.feed(at..<exclusion.lowerBound, from: source)
             at = exclusion.upperBound
         }
-        try feed(at..<source.size)
+        try digest.feed(at..<source.size, from: source)
         return digest.finalize() == hash
     }
 }

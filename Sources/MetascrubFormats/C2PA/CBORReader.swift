@@ -33,6 +33,8 @@ indirect enum CBOR: Sendable {
         default: return nil
         }
     }
+    /// CBOR's `false` (simple value 20).
+    var isFalse: Bool { if case .simple(20) = self { return true }; return false }
     /// The value inside any tags.
     var untagged: CBOR { if case .tagged(_, let inner) = self { return inner.untagged }; return self }
 }

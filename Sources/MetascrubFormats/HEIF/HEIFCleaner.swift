@@ -40,6 +40,8 @@ struct HEIFCleaner {
         for (i, box) in layout.top.enumerated() {
             if i == layout.metaIndex {
                 pieces.append(.meta)
+            } else if i == 0, let text = layout.ftypText, !plan.keeps(text.item) {
+                pieces.append(.bytes(text.plain))
             } else if let splice = data.boxSplices[i] {
                 pieces.append(.splice(box, splice))
             } else if let owner = layout.boxOwner[i] {
@@ -276,7 +278,14 @@ struct HEIFCleaner {
         for (i, child) in meta.children.enumerated() {
             switch child.type {
             case "iinf":
-                children.append(try meta.info.serialize(keeping: meta.items.filter { !removed.contains($0.id) }, reader: reader))
+                children.append(try meta.info.serialize(keeping: meta.items.filter { !removed.contains($0.id) }, reader: reader,
+                                                        plain: { id in layout.nameOwner[id].map { !plan.keeps($0) } ?? false }))
+            case "hdlr":
+                if let text = layout.hdlrText, !plan.keeps(text.item) {
+                    children.append(text.plain)
+                } else {
+                    children.append(try reader.bytes(of: child))
+                }
             case "iloc":
                 if let iloc { children.append(iloc.serialize()) }
             case "iref":

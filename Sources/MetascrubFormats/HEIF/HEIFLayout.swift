@@ -75,6 +75,11 @@ public struct HEIFLayout: Sendable {
     var colourTypes: [Int: FourCC] = [:]
     /// The file has tracks (`moov`): an image sequence, which this remuxer does not rewrite.
     var hasMovie = false
+    /// Free text and slack in structure boxes (`HEIFStructureText`): the item and the box as written without it.
+    var ftypText: (item: Int, plain: [UInt8])?
+    var hdlrText: (item: Int, plain: [UInt8])?
+    /// Items whose `infe` carries a name or bytes after its fields → the metadata item standing for them.
+    var nameOwner: [UInt32: Int] = [:]
 
     var primaryID: UInt32 { meta.primaryID }
 

@@ -75,6 +75,7 @@ enum HEIFScanner {
         let options = found.options
         try found.lists { items, notes in try itemiseProperties(reader, &layout, options: options, items: &items, notes: &notes) }
         try itemiseMetaChildren(reader, &layout, items: &found.items)
+        try itemiseStructureText(reader, &layout, found: &found)
         try itemiseTopLevel(reader, &layout, options: options, found: &found)
         if layout.hasMovie {
             found.notes.append(Note(.warning, code: "heif-sequence", "the file also holds image-sequence tracks (moov); cleaning it is not supported yet"))

@@ -13,6 +13,9 @@ struct HEIFItem: Sendable {
     var hidden: Bool
     /// The `infe` box.
     var box: Box
+    /// The entry as written from its fields with an empty name and nothing after its last field; nil when the box
+    /// already is exactly that (a name is free text no decoder reads).
+    var plain: [UInt8]?
 
     static let exif: FourCC = "Exif"
     static let mime: FourCC = "mime"
@@ -52,40 +55,61 @@ struct ItemInfoBox {
     }
 
     static func parseEntry(_ box: Box, reader: BoxReader) throws -> HEIFItem {
-        var c = ByteCursor(try reader.payload(of: box), origin: box.payloadOffset, format: reader.format, path: box.path)
+        let payload = try reader.payload(of: box)
+        var c = ByteCursor(payload, origin: box.payloadOffset, format: reader.format, path: box.path)
         let (version, flags) = try c.fullBoxHeader()
+        var w = ByteWriter()
+        w.fullBoxHeader(version: version, flags: flags)
+        func string(_ what: String) throws -> String {
+            let text = try c.cString(what)
+            w.append(Array(text.utf8) + [0])
+            return text
+        }
+        var item: HEIFItem
         switch version {
         case 0, 1:
-            let id = UInt32(try c.u16("item_ID"))
-            _ = try c.u16("item_protection_index")
+            let id = try c.u16("item_ID"), protection = try c.u16("item_protection_index")
+            w.u16(id)
+            w.u16(protection)
             _ = try c.cString("item_name")
-            let contentType = try c.cString("content_type")
-            let encoding = c.atEnd ? "" : try c.cString("content_encoding")
-            return HEIFItem(id: id, type: HEIFItem.mime, contentType: contentType, contentEncoding: encoding, hidden: false, box: box)
+            w.u8(0)
+            let contentType = try string("content_type")
+            let encoding = c.atEnd ? "" : try string("content_encoding")
+            item = HEIFItem(id: UInt32(id), type: HEIFItem.mime, contentType: contentType, contentEncoding: encoding, hidden: false, box: box)
         case 2, 3:
             let id = version == 2 ? UInt32(try c.u16("item_ID")) : try c.u32("item_ID")
-            _ = try c.u16("item_protection_index")
+            if version == 2 { w.u16(UInt16(id)) } else { w.u32(id) }
+            w.u16(try c.u16("item_protection_index"))
             let type = try c.fourCC("item_type")
+            w.fourCC(type)
             _ = try c.cString("item_name")
+            w.u8(0)
             var contentType: String?
             var encoding: String?
             if type == HEIFItem.mime {
-                contentType = try c.cString("content_type")
-                encoding = c.atEnd ? "" : try c.cString("content_encoding")
+                contentType = try string("content_type")
+                encoding = c.atEnd ? "" : try string("content_encoding")
+            } else if type == HEIFItem.uri {
+                _ = try string("item_uri_type")
             }
-            return HEIFItem(id: id, type: type, contentType: contentType, contentEncoding: encoding, hidden: flags & 1 != 0, box: box)
+            item = HEIFItem(id: id, type: type, contentType: contentType, contentEncoding: encoding, hidden: flags & 1 != 0, box: box)
         default:
             throw c.malformed("item info entry version \(version) is not defined")
         }
+        if w.bytes != payload { item.plain = BoxWriter.box("infe", w.bytes) }
+        return item
     }
 
-    /// The rebuilt box with the kept entries copied byte for byte.
-    func serialize(keeping kept: [HEIFItem], reader: BoxReader) throws -> [UInt8] {
+    /// The rebuilt box with the kept entries copied byte for byte, or written plain (`HEIFItem.plain`) where `plain`
+    /// says so.
+    func serialize(keeping kept: [HEIFItem], reader: BoxReader, plain: (UInt32) -> Bool = { _ in false }) throws -> [UInt8] {
         let version: UInt8 = kept.count > 0xFFFF ? 1 : self.version
         var w = ByteWriter()
         w.fullBoxHeader(version: version, flags: 0)
         if version == 0 { w.u16(UInt16(kept.count)) } else { w.u32(UInt32(kept.count)) }
-        for item in kept { w.append(try reader.bytes(of: item.box)) }
+        for item in kept {
+            if let bytes = item.plain, plain(item.id) { w.append(bytes) } else { w.append(try reader.bytes(of: item.box)) }
+        }
         return BoxWriter.box("iinf", w.bytes)
     }
 }

@@ -130,7 +130,7 @@ public struct JPEGFormat: FormatHandler {
         let items = layout.segmentItems[index] ?? []
         switch layout.contents[index] {
         case .exif(let block, let map)?:
-            let owned = Array(map.entryOfItem.keys) + (map.thumbnailItem.map { [$0] } ?? [])
+            let owned = map.owned
             if owned.allSatisfy(plan.keeps), keepOrientation == nil || block.orientationValue == nil {
                 return owned.isEmpty ? nil : copy
             }

@@ -20,7 +20,7 @@ public struct JXLLayout: Sendable {
 }
 
 /// Lists the metadata of a JPEG XL file: `Exif` and `xml ` boxes entry by entry, `jumb` (C2PA), `brob` boxes
-/// (Brotli-compressed metadata, classified by the type in their first four bytes without decompressing),
+/// (Brotli-compressed metadata, classified by the type in their first four bytes and `unknown`: not decompressed),
 /// JPEG reconstruction data, unknown boxes and bytes after the last box.
 enum JXLScanner {
     static let metadataLimit = 64 << 20
@@ -77,9 +77,10 @@ enum JXLScanner {
                 guard box.payloadSize >= 4 else { add("jxl:brob", .content, "empty compressed box", unknown: true); continue }
                 let inner = FourCC(bytes: try source.read(at: box.payloadOffset, count: 4))
                 switch inner {
-                case "Exif": add("exif:block", .device, "Brotli-compressed EXIF box, \(box.payloadSize - 4) bytes")
-                case "xml ": add("xmp:packet", .content, "Brotli-compressed XMP box, \(box.payloadSize - 4) bytes")
-                case "jumb": add("jumbf:box", .provenance, "Brotli-compressed JUMBF box")
+                // Not decompressed: what is inside cannot be read or kept in part, so it goes under every policy.
+                case "Exif": add("exif:block", .device, "Brotli-compressed EXIF box, \(box.payloadSize - 4) bytes", unknown: true)
+                case "xml ": add("xmp:packet", .content, "Brotli-compressed XMP box, \(box.payloadSize - 4) bytes", unknown: true)
+                case "jumb": add("jumbf:box", .provenance, "Brotli-compressed JUMBF box", unknown: true)
                 default: add("jxl:brob:\(inner.description.trimmingWhitespace)", .content, "Brotli-compressed \(inner) box", unknown: true)
                 }
             case JXLLayout.reconstruction:

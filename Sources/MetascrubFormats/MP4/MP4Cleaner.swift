@@ -24,6 +24,8 @@ struct MP4Cleaner {
     /// Embedded files kept cleaned (item → cleaned bytes), and the boxes rebuilt around them (offset → bytes).
     private let cleaned: [Int: [UInt8]]
     private var rebuilt: [Int64: [UInt8]] = [:]
+    /// Bytes cut out of sample entries, by the offset of their `stsd`.
+    private var entryCuts: [Int64: [SampleEntryCut]] = [:]
 
     init(source: any ByteSource, layout: MP4Layout, plan: CleanPlan, cleaned: [Int: [UInt8]] = [:]) {
         self.source = source
@@ -86,6 +88,8 @@ struct MP4Cleaner {
             } else if let node = layout.parsedTop[index], ["udta", "meta"].contains(box.type) {
                 guard let bytes = try build(node, offsets: { _ in nil }) else { continue }
                 pieces.append(.bytes(box, bytes))
+            } else if patches.contains(where: { box.range.contains($0.range.lowerBound) }) {
+                pieces.append(.bytes(box, try patchedBytes(box)))
             } else {
                 pieces.append(.copy(box))
             }
@@ -159,6 +163,8 @@ struct MP4Cleaner {
             case .handlerName(let box): handlerNames.insert(box.offset)
             case .dropTrack(let id): removedTracks.insert(id)
             case .cut(let list): unreferenced += list
+            case .replace(let box, let bytes): rebuilt[box.offset] = bytes
+            case .cutSampleEntry(let stsd, let entry, let cut): entryCuts[stsd.offset, default: []].append(SampleEntryCut(entry: entry, cut: cut))
             case .xmp, .none: break
             }
         }
@@ -193,6 +199,7 @@ struct MP4Cleaner {
     private func build(_ node: MovieNode, offsets: (Range<Int64>) -> Int64?) throws -> [UInt8]? {
         let box = node.box
         if let bytes = rebuilt[box.offset] { return bytes }
+        if let cuts = entryCuts[box.offset] { return try SampleEntryCut.apply(cuts, to: patchedBytes(box), of: box) }
         if dropped.contains(box.offset) { return nil }
         if let edit = xmp[box.offset] {
             switch edit.outcome {

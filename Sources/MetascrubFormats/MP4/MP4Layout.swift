@@ -34,6 +34,10 @@ enum MP4Edit {
     case xmp(Box, EmbeddedMetadata)
     /// Bytes inside `mdat` no track references, cut out of it.
     case cut([Range<Int64>])
+    /// The box's bytes are replaced by rebuilt ones (a data reference table without file names).
+    case replace(Box, [UInt8])
+    /// Bytes cut out of a sample entry (a box no decoder reads): the entry and `stsd` shrink by them.
+    case cutSampleEntry(stsd: Box, entry: Box, cut: Range<Int64>)
     /// Decided by the items inside (a `meta` box whose ilst entries are items of their own).
     case none
 }

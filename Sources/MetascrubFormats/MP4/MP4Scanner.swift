@@ -71,7 +71,9 @@ struct MP4Scanner {
 
     mutating func scanTopLevel(_ box: Box, index: Int) throws {
         switch box.type {
-        case "ftyp", "mdat", "sidx", "ssix", "styp", "pdin", "mfra", "moof", "mvex":
+        case "ftyp":
+            try scanBrands(box)
+        case "mdat", "sidx", "ssix", "styp", "pdin", "mfra", "moof", "mvex":
             if ["moof", "mfra"].contains(box.type) { layout.parsedTop[index] = try MovieNode.parse(box, reader: reader) }
         case "free", "skip", "wide":
             try scanPadding(box)
@@ -222,6 +224,7 @@ struct MP4Scanner {
 
         let stbl = trak.descendant("mdia/minf/stbl")
         var entries: [FourCC] = []
+        var usedReferences = Set<Int>()
         var nalLength: Int?
         var hevc = false, mjpeg = false
         if let stsd = stbl?.child("stsd") {
@@ -234,6 +237,8 @@ struct MP4Scanner {
                 entries.append(entry.type)
                 let start = Int(entry.offset - stsd.box.payloadOffset)
                 let body = Array(payload[start + entry.headerSize..<Int(entry.end - stsd.box.payloadOffset)])
+                if body.count >= 8 { usedReferences.insert(BigEndian.u16(body, 6)) }
+                try scanSampleEntryBoxes(stsd: stsd.box, entry: entry, body: body[...], handler: handler, track: id)
                 if ["vide", "soun"].contains(handler), body.count >= 16, body[12..<16].contains(where: { $0 != 0 }) {
                     // QuickTime sample entries name the writer's vendor ("appl", "FFMP"); ISO files keep zeros there.
                     let at = entry.payloadOffset + 12
@@ -263,15 +268,9 @@ struct MP4Scanner {
 
         var selfContained = true
         if let dref = trak.descendant("mdia/minf/dinf/dref") {
-            let payload = try reader.payload(of: dref.box)
-            if payload.count >= 8 {
-                let listing = try reader.boxes(in: (dref.box.payloadOffset + 8)..<dref.box.end, parentPath: dref.box.path, depth: 7)
-                for ref in listing.boxes {
-                    let flags = try reader.fullBoxHeader(of: ref).flags
-                    if flags & 1 == 0 { selfContained = false }
-                }
-            }
+            selfContained = try scanDataReferences(dref.box, used: usedReferences, track: id)
         }
+        try scanTrackStructure(trak, track: id)
         let table = try SampleTable.parse(stco: stbl?.child("stco")?.box, co64: stbl?.child("co64")?.box, stsc: stbl?.child("stsc")?.box,
                                           stsz: stbl?.child("stsz")?.box, stz2: stbl?.child("stz2")?.box, reader: reader, fileSize: source.size,
                                           cutSampleData: found.options.tolerateDamage ? cutSampleData : nil)

@@ -13,6 +13,8 @@ public struct MPEGTSLayout: Sendable {
     var dataStreams: [Int: (pid: Int, packets: [Int64])] = [:]
     /// Every PMT packet that declares a data stream: its offset and bytes, and where its section starts.
     var pmtPackets: [(offset: Int64, bytes: [UInt8], sectionStart: Int)] = []
+    /// Items of user-private program descriptors (dropped from every PMT when one goes).
+    var strangeDescriptors: Set<Int> = []
 }
 
 /// MPEG-2 transport streams and Blu-ray/AVCHD M2TS (192-byte packets): H.264 user_data_unregistered SEI
@@ -57,6 +59,8 @@ public struct MPEGTSFormat: FormatHandler {
         var undeclared: [Int: [Int64]] = [:]
         var undeclaredCount = 0
         var sawPMT = false
+        /// PIDs a PMT lists (streams and the program clock), and ATSC's PSIP base PID, which no PMT lists.
+        var declared: Set<Int> = [0x1FFB]
 
         init(input: any ByteSource, options: ScanOptions) {
             self.input = input
@@ -121,7 +125,7 @@ public struct MPEGTSFormat: FormatHandler {
                 dataPackets[pid, default: []].append(offset)
                 return
             }
-            if !sawPMT, pid > 0x1F, pid != MPEGTSStreamTable.nullPID, !pmtPIDs.contains(pid), undeclaredCount < 1 << 16 {
+            if pid > 0x1F, pid != MPEGTSStreamTable.nullPID, !pmtPIDs.contains(pid), !declared.contains(pid), undeclaredCount < 1 << 16 {
                 undeclared[pid, default: []].append(offset)
                 undeclaredCount += 1
             }
@@ -145,12 +149,23 @@ public struct MPEGTSFormat: FormatHandler {
                     sawPMT = true
                     pcrPIDs.insert(Int(s[lo + 8] & 0x1F) << 8 | Int(s[lo + 9]))
                     var declaresData = false
-                    var i = lo + 12 + (Int(s[lo + 10] & 0x0F) << 8 | Int(s[lo + 11]))
+                    let infoEnd = min(lo + 12 + (Int(s[lo + 10] & 0x0F) << 8 | Int(s[lo + 11])), hi)
+                    for d in MPEGTSStreamTable.descriptors(s[lo + 12..<infoEnd]) where MPEGTSStreamTable.isStrange(d.tag) {
+                        let item = found.add("mpegts:pmt-descriptor", .content, location: "PMT/program descriptor 0x\(String(d.tag, radix: 16))",
+                                             offset: offset + Int64(d.range.lowerBound - q), length: Int64(d.range.count),
+                                             detail: "user-private program descriptor no player reads, \(d.range.count) bytes", unknown: true)
+                        found.inspect(item, payload: Array(s[d.range]), origin: offset + Int64(d.range.lowerBound - q))
+                        layout.strangeDescriptors.insert(item)
+                        declaresData = true
+                    }
+                    declared.formUnion(pcrPIDs)
+                    var i = infoEnd
                     while i + 5 <= hi {
                         let type = s[i]
                         let es = Int(s[i + 1] & 0x1F) << 8 | Int(s[i + 2])
                         let next = i + 5 + (Int(s[i + 3] & 0x0F) << 8 | Int(s[i + 4]))
                         if type == 0x1B { videoPIDs.insert(es) }
+                        declared.insert(es)
                         if let data = MPEGTSStreamTable.dataStream(type: type, descriptors: s[(i + 5)..<min(next, hi)]) {
                             dataPIDs[es] = data
                             declaresData = true
@@ -178,6 +193,15 @@ public struct MPEGTSFormat: FormatHandler {
         mutating func dataStreamItems() throws {
             for (pid, early) in undeclared where dataPIDs[pid] != nil {
                 dataPackets[pid] = early + (dataPackets[pid] ?? [])
+            }
+            // Packets on a PID no table lists: nothing demultiplexes them.
+            for pid in undeclared.keys.sorted() where sawPMT && dataPIDs[pid] == nil && !declared.contains(pid) && !pmtPIDs.contains(pid) {
+                let packets = undeclared[pid] ?? []
+                guard let first = packets.first else { continue }
+                let idx = found.add("mpegts:undeclared-pid", .content, location: "PID 0x\(String(pid, radix: 16))", offset: first,
+                                    length: Int64(packets.count * 188), detail: "\(packets.count) packets on a PID no table lists", unknown: true)
+                layout.patches[idx] = packets.map { InPlacePatches.Patch(offset: $0, bytes: MPEGTSStreamTable.nullPacket) }
+                layout.mutable += packets.map { $0..<$0 + 188 }
             }
             for pid in dataPackets.keys.sorted() {
                 guard let data = dataPIDs[pid], let packets = dataPackets[pid], let first = packets.first else { continue }
@@ -359,12 +383,13 @@ public struct MPEGTSFormat: FormatHandler {
             for p in layout.patches[i] ?? [] where seen.insert(p.offset).inserted { patches.add(p.offset, p.bytes) }
         }
         let gone = Set(removed.compactMap { layout.dataStreams[$0]?.pid })
-        if !gone.isEmpty {
+        let strange = !layout.strangeDescriptors.isDisjoint(with: removed)
+        if !gone.isEmpty || strange {
             for i in removed.sorted() {
                 for at in layout.dataStreams[i]?.packets ?? [] { patches.add(at, MPEGTSStreamTable.nullPacket) }
             }
             for pmt in layout.pmtPackets {
-                if let rewritten = MPEGTSStreamTable.pmt(pmt.bytes, sectionStart: pmt.sectionStart, removing: gone) {
+                if let rewritten = MPEGTSStreamTable.pmt(pmt.bytes, sectionStart: pmt.sectionStart, removing: gone, strangeDescriptors: strange) {
                     patches.add(pmt.offset, rewritten)
                 }
             }

@@ -65,19 +65,44 @@ enum MPEGTSStreamTable {
         return nil
     }
 
+    /// Descriptors of a loop: tag and byte range (a descriptor running past the loop ends it).
+    static func descriptors(_ loop: ArraySlice<UInt8>) -> [(tag: UInt8, range: Range<Int>)] {
+        var out: [(tag: UInt8, range: Range<Int>)] = []
+        var i = loop.startIndex
+        while i + 2 <= loop.endIndex, i + 2 + Int(loop[i + 1]) <= loop.endIndex {
+            out.append((loop[i], i..<i + 2 + Int(loop[i + 1])))
+            i += 2 + Int(loop[i + 1])
+        }
+        return out
+    }
+
+    /// User-private program descriptors no broadcast standard a player follows defines (ATSC and SCTE tags
+    /// are read by players; the rest is a recorder's own data).
+    static func isStrange(_ tag: UInt8) -> Bool {
+        tag >= 0x80 && tag != 0xFF && !(0x80...0x8A).contains(tag) && !(0xA0...0xAD).contains(tag)
+    }
+
     /// A null packet of the same size: what a multiplexer writes to keep its bit rate.
     static let nullPacket: [UInt8] = [0x47, 0x1F, 0xFF, 0x10] + [UInt8](repeating: 0xFF, count: 184)
 
     /// The 188-byte packet holding a whole PMT section that starts at `sectionStart` with the entries of `pids`
     /// left out, its CRC recomputed and the freed bytes stuffed with 0xFF; nil when it holds none of them.
-    static func pmt(_ packet: [UInt8], sectionStart: Int, removing pids: Set<Int>) -> [UInt8]? {
+    static func pmt(_ packet: [UInt8], sectionStart: Int, removing pids: Set<Int>, strangeDescriptors: Bool = false) -> [UInt8]? {
         let s = sectionStart
         let length = Int(packet[s + 1] & 0x0F) << 8 | Int(packet[s + 2])
         let crcAt = s + 3 + length - 4
         guard s + 12 <= crcAt, crcAt + 4 <= packet.count else { return nil }
-        var i = s + 12 + (Int(packet[s + 10] & 0x0F) << 8 | Int(packet[s + 11]))
-        var section = Array(packet[s..<min(i, crcAt)])
+        let infoEnd = min(s + 12 + (Int(packet[s + 10] & 0x0F) << 8 | Int(packet[s + 11])), crcAt)
+        var i = infoEnd
+        var section = Array(packet[s..<s + 12])
         var dropped = false
+        var info: [UInt8] = []
+        for d in descriptors(packet[s + 12..<infoEnd]) {
+            if strangeDescriptors && isStrange(d.tag) { dropped = true } else { info += packet[d.range] }
+        }
+        section[10] = section[10] & 0xF0 | UInt8(info.count >> 8)
+        section[11] = UInt8(info.count & 0xFF)
+        section += info
         while i + 5 <= crcAt {
             let pid = Int(packet[i + 1] & 0x1F) << 8 | Int(packet[i + 2])
             let next = min(i + 5 + (Int(packet[i + 3] & 0x0F) << 8 | Int(packet[i + 4])), crcAt)

@@ -204,8 +204,20 @@ extension MatroskaFormat {
                 number += 1
                 try noteVideoTrack(entry)
                 let text = try noteTextTrack(entry, entryNumber: number)
-                for c in try EBML.children(input, of: entry, path: "Tracks/TrackEntry") {
+                let fields = try EBML.children(input, of: entry, path: "Tracks/TrackEntry")
+                let codec = try fields.first { $0.id == 0x86 }.map { String(decoding: try EBML.bytes(input, $0, limit: 64), as: UTF8.self) } ?? ""
+                let encoded = fields.contains { $0.id == 0x6D80 }
+                for c in fields {
                     let loc = "Segment/Tracks/TrackEntry#\(number)"
+                    if !MatroskaTrackEntry.known.contains(c.id) {
+                        _ = add(String(format16: "matroska:TrackEntry:0x", c.id), .content, c, location: "\(loc)/0x\(String(c.id, radix: 16))",
+                                detail: "TrackEntry element no reader knows, \(c.dataSize) bytes", unknown: true, action: .void(c.range))
+                        continue
+                    }
+                    if c.id == ID.void { try void(c, location: "\(loc)/Void") }
+                    if c.id == 0x63A2, !encoded, codec.hasPrefix("S_TEXT/ASS") || codec.hasPrefix("S_TEXT/SSA") || codec.hasPrefix("S_ASS") || codec.hasPrefix("S_SSA") {
+                        try scriptHeader(c, location: loc)
+                    }
                     if let (key, category) = MatroskaFormat.trackFields[c.id] {
                         let data = try EBML.bytes(input, c, limit: 4096)
                         guard data.contains(where: { $0 != 0 }) else { continue }
@@ -324,8 +336,9 @@ extension MatroskaFormat {
             while at < e.end {
                 let n = Int(min(e.end - at, 1 << 20))
                 if try input.read(at: at, count: n).contains(where: { $0 != 0 }) {
+                    // Padding holds zeros; anything else in it no reader reads.
                     _ = add("matroska:void", .content, e, location: location, detail: "Void element holding \(e.dataSize) bytes of old data",
-                            action: .zeroData(e.data))
+                            unknown: true, action: .zeroData(e.data))
                     return
                 }
                 at += Int64(n)

@@ -46,6 +46,9 @@ public struct ExifBlock: Sendable {
     public var notes: [Note] = []
     /// Size of the block as found.
     public var size: Int
+    /// What the parse read: the header, IFD tables, entry values and the thumbnail. Anything else in the block
+    /// no reader reads (`ExifItems.unreferenced`).
+    public var referenced: [Range<Int>] = [0..<8]
 
     public func entries(_ directory: ExifDirectory) -> [ExifEntry] { directories[directory] ?? [] }
 
@@ -83,6 +86,7 @@ public enum ExifParser {
             let count = Int(order.u16(b, offset))
             guard count <= maxEntriesPerIFD else { throw malformed(offset, "\(name.rawValue) claims \(count) entries") }
             guard offset + 2 + count * 12 <= b.count else { throw malformed(offset, "\(name.rawValue) entries run past the block") }
+            block.referenced.append(offset..<min(b.count, offset + 2 + count * 12 + 4))
             var entries: [ExifEntry] = []
             entries.reserveCapacity(count)
             for i in 0..<count {
@@ -105,6 +109,7 @@ public enum ExifParser {
                     throw malformed(e, "\(name.rawValue) entry 0x\(String(tag, radix: 16)) points outside the block")
                 }
                 entries.append(ExifEntry(tag: tag, type: type, count: n, value: Array(b[at..<at + total]), valueOffset: at))
+                block.referenced.append(at..<at + total)
             }
             let nextAt = offset + 2 + count * 12
             let next = nextAt + 4 <= b.count ? Int(order.u32(b, nextAt)) : 0
@@ -141,6 +146,7 @@ public enum ExifParser {
             if let start = pointer(ifd1, ExifBlock.thumbnailOffset), let length = pointer(ifd1, ExifBlock.thumbnailLength) {
                 if start > 0, length > 0, start + length <= b.count {
                     block.thumbnail = Array(b[start..<start + length])
+                    block.referenced.append(start..<start + length)
                     block.thumbnailOffset = start
                 } else {
                     block.notes.append(Note(.warning, code: "exif-bad-thumbnail", "IFD1 thumbnail points outside the EXIF block",

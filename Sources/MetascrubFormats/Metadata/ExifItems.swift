@@ -8,6 +8,13 @@ public struct ExifItems: Sendable {
     /// children are separate.
     public var entryOfItem: [Int: (ExifDirectory, Int)] = [:]
     public var thumbnailItem: Int?
+    /// Bytes of the block no directory refers to (an unlinked GPS IFD, old values left behind): never copied.
+    public var unreferencedItem: Int?
+
+    /// Item indexes whose fate decides whether the block can be copied as it is.
+    public var owned: [Int] {
+        Array(entryOfItem.keys) + (thumbnailItem.map { [$0] } ?? []) + (unreferencedItem.map { [$0] } ?? [])
+    }
 
     /// Technical tags a decoder or colour manager may read: structure, not personal.
     static let structural: Set<String> = [
@@ -70,6 +77,7 @@ public struct ExifItems: Sendable {
         options: ScanOptions, into items: inout [MetadataItem], notes: inout [Note]
     ) -> ExifItems {
         var map = ExifItems()
+        map.unreferencedItem = unreferenced(block, raw: raw, location: location, origin: origin, namespace: namespace, into: &items)
         for directory in [ExifDirectory.ifd0, .exif, .gps, .interop] {
             for (index, entry) in block.entries(directory).enumerated() {
                 let known = ExifTagNames.name(tag: entry.tag, ifd: libexifKind(directory))

@@ -52,7 +52,7 @@ struct ExifPayload {
     /// What the cleaned container holds instead of this block. `keepOrientation` overrides the orientation
     /// entry's own disposition: false once it is baked into the pixels, true when it is kept as a fallback.
     func rewrite(plan: CleanPlan, keepOrientation: Bool?, notes: inout [Note]) -> Rewrite {
-        let owned = Array(map.entryOfItem.keys) + (map.thumbnailItem.map { [$0] } ?? [])
+        let owned = map.owned
         if owned.isEmpty { return .drop }
         if owned.allSatisfy(plan.keeps), keepOrientation == nil || block.orientationValue == nil { return .copy }
         let kept = map.keptDirectories(of: block, keeps: plan.keeps, keepOrientation: keepOrientation)

@@ -102,8 +102,15 @@ enum PNGScanner {
                     // Kept or dropped whole: a position or a metadata block in the text decides it, and so does one in
                     // its other fields (an iTXt's language tag and translated keyword are free text too).
                     found.inspect(item, payload: Array(data.prefix(data.count - text.stored.count)), origin: chunk.dataOffset)
-                    if let inflated = try? text.text(limit: ContentInspector.limit, prefix: true) {
-                        found.inspect(item, payload: inflated, origin: chunk.dataOffset)
+                    // Read whole: a position after the first MiB of a compressed text is as much there as one before.
+                    // Text that does not inflate within the limit cannot be read, so it cannot be kept either.
+                    if let inflated = try? text.text(limit: PNGText.packetLimit) {
+                        found.inspectWhole(item, payload: inflated, origin: chunk.dataOffset)
+                    } else {
+                        found.items[item].isUnknown = true
+                        found.notes.append(Note(.warning, code: "inflate-refused",
+                                                "\(chunk.type) text \(text.keyword) does not inflate within \(PNGText.packetLimit) bytes; removed unread",
+                                                offset: chunk.offset))
                     }
                 }
             case "eXIf":

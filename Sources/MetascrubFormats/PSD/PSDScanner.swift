@@ -78,7 +78,13 @@ enum PSDScanner {
             }
             switch resource.id {
             case let id where isDocumentResource(id):
-                fates.append(.document)
+                if size <= parseLimit, !PSDResourceShape.isExact(id, try data()) {
+                    fates.append(block("photoshop:resource:\(String(format4hex: id))", .content,
+                                       detail: "document resource \(String(format4hex: id)) that is not its fields' length, \(size) bytes",
+                                       unknown: true))
+                } else {
+                    fates.append(.document)
+                }
             case iccID:
                 fates.append(block("icc:profile", .rendering, detail: "ICC profile, \(size) bytes"))
             case PhotoshopIRB.iptcDigestID:

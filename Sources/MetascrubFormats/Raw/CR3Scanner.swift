@@ -61,7 +61,14 @@ enum CR3Scanner {
                         try jpeg(in: child, path: "PRVW")
                     }
                 case ("mdat", _): layout.imageData.append(box.payloadRange)
-                default: continue
+                case ("ftyp", _): continue
+                default:
+                    // A box no reader of the format knows (or free space holding old data): its payload is
+                    // blanked in place, so nothing else moves.
+                    guard try !HEIFScanner.isZero(source, box.payloadRange) else { continue }
+                    let item = found.add("cr3:box:\(box.type.description.trimmingWhitespace)", .content, box.payloadRange, location: box.path,
+                                         detail: "\(box.payloadSize) bytes in a top-level box CR3 readers do not read", unknown: true)
+                    layout.actions[item] = .blank(box.payloadRange)
                 }
             }
         }

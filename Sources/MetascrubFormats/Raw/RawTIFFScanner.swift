@@ -70,6 +70,8 @@ enum RawTIFFScanner {
         var model = ""
         var modelItem: Int?
         var makerNotes: [(range: Range<Int64>, ifd: Int64, path: String)] = []
+        /// IFD tables and entry values read (`readIFD`).
+        var spans: [Range<Int64>] = []
         /// A DNG carries everything a converter needs in DNG tags, so its maker note can go whole.
         var isDNG = false
         var structure: TIFFStructure { layout.structure }
@@ -85,7 +87,7 @@ enum RawTIFFScanner {
             var offset = structure.firstIFD
             var index = 0
             while offset != 0 {
-                let ifd = try structure.readIFD(source, at: offset, path: "IFD\(index)", visited: &visited, notes: &found.notes)
+                let ifd = try readIFD(at: offset, path: "IFD\(index)")
                 if index == 0 { isDNG = ifd.entry(0xC612) != nil }
                 if index == 0, let entry = ifd.entry(0x010F) {
                     make = String(decoding: try structure.bytes(source, entry).prefix { $0 != 0 }, as: UTF8.self)
@@ -114,6 +116,14 @@ enum RawTIFFScanner {
                PhaseOneMakerNote.order(try source.read(at: phaseOneAt, count: 12), main: true) != nil {
                 try phaseOneMakerNote(phaseOneAt..<structure.fileSize, path: "PhaseOne", parent: nil)
             }
+        }
+
+        /// Reads one IFD and remembers what it spans (its table and every entry's value) for `itemiseTrailing`.
+        mutating func readIFD(at offset: Int64, path: String) throws -> TIFFStructure.IFD {
+            let ifd = try structure.readIFD(source, at: offset, path: path, visited: &visited, notes: &found.notes)
+            spans.append(ifd.offset..<ifd.offset + 2 + Int64(ifd.entries.count) * structure.entrySize + structure.inlineCapacity)
+            spans += ifd.entries.map { $0.valueOffset..<$0.valueOffset + $0.byteCount }
+            return ifd
         }
 
         /// Adds one item and how the in-place clean removes it; returns its index.
@@ -145,14 +155,14 @@ enum RawTIFFScanner {
                 switch entry.tag {
                 case TIFFScanner.exifIFDTag:
                     if let at = try structure.integers(source, entry)?.first {
-                        try exifIFD(try structure.readIFD(source, at: Int64(at), path: "\(path)/ExifIFD", visited: &visited, notes: &found.notes),
+                        try exifIFD(try readIFD(at: Int64(at), path: "\(path)/ExifIFD"),
                                     path: "\(path)/ExifIFD")
                     }
                 case TIFFScanner.gpsIFDTag:
                     try gps(ifd, entry, path: "\(path)/GPS")
                 case TIFFScanner.subIFDsTag:
                     for (k, at) in (try structure.integers(source, entry) ?? []).enumerated() {
-                        try image(try structure.readIFD(source, at: Int64(at), path: "\(path)/SubIFD\(k)", visited: &visited, notes: &found.notes),
+                        try image(try readIFD(at: Int64(at), path: "\(path)/SubIFD\(k)"),
                                   path: "\(path)/SubIFD\(k)")
                     }
                 case TIFFScanner.xmpTag where entry.byteCount <= TIFFScanner.parseLimit:
@@ -256,7 +266,7 @@ enum RawTIFFScanner {
         /// The GPS IFD goes whole: its pointer entry out, its table and values zeroed.
         mutating func gps(_ owner: TIFFStructure.IFD, _ pointer: TIFFStructure.Entry, path: String) throws {
             guard let at = try structure.integers(source, pointer)?.first else { return }
-            let ifd = try structure.readIFD(source, at: Int64(at), path: path, visited: &visited, notes: &found.notes)
+            let ifd = try readIFD(at: Int64(at), path: path)
             let table = ifd.offset..<ifd.offset + 2 + Int64(ifd.entries.count) * 12 + 4
             let parent = add("exif:GPSInfo", .location, location: path, range: table, detail: "GPS IFD, \(ifd.entries.count) entries",
                              action: .drop(ifd: owner.offset, tag: pointer.tag, zero: [table] + ifd.entries.flatMap(outOfLine)))
@@ -284,6 +294,7 @@ enum RawTIFFScanner {
     static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<RawTIFFLayout> {
         var scanner = Scanner(source: source, options: options, layout: RawTIFFLayout(structure: try structure(source)))
         try scanner.run()
+        try scanner.itemiseTrailing()
         return scanner.found.result(scanner.layout)
     }
 }

@@ -26,6 +26,8 @@ public struct FormatScan: Sendable {
 
     public var items: [MetadataItem] { scanned.items }
     public var notes: [Note] { scanned.notes }
+    /// C2PA manifest stores found in the file, with their hard binding checked against it.
+    public var provenance: [ProvenanceManifest] { scanned.provenance }
 
     /// The policy's decisions with those the handler cannot carry out losslessly turned into `keep`.
     /// Throws `inconsistent` when a handler's settle returns a different number of decisions than it was given:
@@ -74,6 +76,7 @@ public struct FormatRescan: Sendable {
 private protocol ScannedFile: Sendable {
     var items: [MetadataItem] { get }
     var notes: [Note] { get }
+    var provenance: [ProvenanceManifest] { get }
     func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding]
     func clean(_ input: any ByteSource, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult
     func rescan(_ cleaned: any ByteSource, original: (any ByteSource)?) throws -> FormatRescan
@@ -90,6 +93,7 @@ private struct TypedScan<H: FormatHandler>: ScannedFile {
 
     var items: [MetadataItem] { scan.items }
     var notes: [Note] { scan.notes }
+    var provenance: [ProvenanceManifest] { scan.provenance }
 
     func settle(_ findings: [Finding], input: any ByteSource, policy: Policy) throws -> [Finding] {
         // Embedded files settle their own items (an orientation their handler cannot bake, …) inside the parent's.

@@ -137,6 +137,16 @@ public enum FormatRegistry {
             handler: JXLFormat(),
             capabilities: Capabilities([.exif: .remove, .xmp: .remove, .embedded: .remove, .trailer: .remove])),
         FormatEntry(
+            MediaFormat(id: "jp2", name: "JPEG 2000 (JP2/JPX/J2K)", kind: .image),
+            detect: { Magic.starts($0, JP2Scanner.signature) || Magic.starts($0, [0xFF, 0x4F, 0xFF, 0x51]) },
+            handler: JP2Format(),
+            capabilities: Capabilities([.exif: .remove, .xmp: .remove, .iptc: .remove, .text: .remove])),
+        FormatEntry(
+            MediaFormat(id: "svg", name: "SVG", kind: .image),
+            detect: { SVGScanner.detect($0) },
+            handler: SVGFormat(),
+            capabilities: Capabilities([.text: .remove])),
+        FormatEntry(
             MediaFormat(id: "mov", name: "QuickTime MOV", kind: .video),
             detect: { head in
                 if Magic.isobmffBrands(head)?.first == "qt  " { return true }
@@ -195,6 +205,12 @@ public enum FormatRegistry {
             handler: MP3Format(),
             capabilities: Capabilities([.text: .remove, .tags: .remove, .embedded: .remove, .trailer: .remove]),
             variant: { try FLACFormat.isBehindID3($0) ? "flac" : nil }),
+        // A PDF may have bytes before its header (the standard allows 1024).
+        FormatEntry(
+            MediaFormat(id: "pdf", name: "PDF", kind: .document),
+            detect: { head in Array(head.prefix(1024)).firstRange(of: Array("%PDF-".utf8)) != nil },
+            handler: PDFFormat(),
+            capabilities: Capabilities([.xmp: .remove, .text: .remove, .embedded: .remove])),
         // Last among the media rows: only what no native handler claims.
         FormatEntry(
             MediaFormat(id: "avformat", name: "libavformat (FLV, MPEG-PS, MXF, CAF, NUT, WavPack, …)", kind: .video),

@@ -303,6 +303,7 @@ enum TIFFScanner {
     static func scan(_ source: any ByteSource, options: ScanOptions) throws -> ScanResult<TIFFLayout> {
         var scanner = Scanner(source: source, found: ItemCollector(options), layout: TIFFLayout(structure: try TIFFStructure.header(source)))
         try scanner.run()
+        try scanner.itemiseUnreferenced()
         return scanner.found.result(scanner.layout)
     }
 }

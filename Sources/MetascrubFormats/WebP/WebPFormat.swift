@@ -71,7 +71,7 @@ public struct WebPFormat: FormatHandler {
                 layout.contents[index] = .item(add("webp:chunk:\(name)", category, detail: "\(chunk.size)-byte \(name) chunk", unknown: true))
             }
         }
-        for (index, chunk) in structure.chunks.enumerated() where chunk.id == "ANIM" || chunk.id == "ANMF" {
+        for (index, chunk) in structure.chunks.enumerated() where ["VP8X", "ANIM", "ANMF"].contains(chunk.id) {
             try trim(index, chunk, input, &layout, &found)
         }
         if let trailer = structure.trailer {
@@ -80,23 +80,24 @@ public struct WebPFormat: FormatHandler {
         return found.result(layout)
     }
 
-    /// Bytes of ANIM's fields (background colour, loop count) and of an ANMF frame's header (offsets, size,
-    /// duration, flags) before its frame data.
+    /// Bytes of VP8X's fields (flags, canvas size), ANIM's (background colour, loop count) and of an ANMF frame's
+    /// header (offsets, size, duration, flags) before its frame data.
+    static let canvasFields = 10
     static let animFields = 6
     static let frameHeader = 16
     static let frameData: Set<String> = ["ALPH", "VP8 ", "VP8L"]
 
-    /// ANIM with bytes after its fields, or an ANMF frame holding chunks that are no frame data: an `unknown` item
+    /// VP8X or ANIM with bytes after its fields, or an ANMF frame holding chunks that are no frame data: an `unknown` item
     /// (nested chunks one each), and the chunk as it is written without them.
     private func trim(_ index: Int, _ chunk: WebPStructure.Chunk, _ input: any ByteSource, _ layout: inout WebPLayout,
                       _ found: inout ItemCollector) throws {
         guard chunk.size <= Self.parseLimit else { return }
-        let fields = Int64(chunk.id == "ANIM" ? Self.animFields : Self.frameHeader)
+        let fields = Int64(chunk.id == "VP8X" ? Self.canvasFields : chunk.id == "ANIM" ? Self.animFields : Self.frameHeader)
         guard chunk.size > fields else { return }
         let payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
         var kept = Array(payload[..<Int(fields)])
         var strays: [Range<Int64>] = []
-        if chunk.id == "ANIM" {
+        if chunk.id != "ANMF" {
             strays.append(chunk.payloadOffset + fields..<chunk.payload.upperBound)
         } else {
             var at = Int(fields)
@@ -118,7 +119,7 @@ public struct WebPFormat: FormatHandler {
         }
         guard let first = strays.first else { return }
         let range = first.lowerBound..<strays.last!.upperBound
-        let what = chunk.id == "ANIM" ? "bytes after the ANIM fields"
+        let what = chunk.id != "ANMF" ? "bytes after the \(chunk.id) fields"
             : "chunks nested in an ANMF frame that are no frame data"
         let item = found.add("webp:\(chunk.id)-unknown", .content, range, location: "\(chunk.id)#\(index)/unknown",
                              detail: "\(range.count) \(what)", unknown: true)
@@ -130,7 +131,7 @@ public struct WebPFormat: FormatHandler {
         var result = CleanResult(method: .remux)
         // First what each chunk becomes, then the VP8X flags that match, then the bytes.
         // A copied chunk carries why its payload may stay; its 8-byte header is structure.
-        enum Written { case chunk(WebPStructure.Chunk, LedgerReason), bytes([UInt8]) }
+        enum Written { case chunk(WebPStructure.Chunk, LedgerReason), bytes([UInt8]), canvas([UInt8]) }
         var written: [Written] = []
         var present = Set<String>()
         let chunks = layout.structure.chunks
@@ -143,7 +144,12 @@ public struct WebPFormat: FormatHandler {
                 written.append(.chunk(chunk, .keptItem(item)))
                 present.insert(chunk.id)
             case .trimmed(let item, let exact)?:
-                written.append(plan.keeps(item) ? .chunk(chunk, .structure) : .bytes(exact))
+                if plan.keeps(item) {
+                    written.append(.chunk(chunk, .structure))
+                } else {
+                    // VP8X's flags are set below from the chunks that stay, whichever way it is written.
+                    written.append(chunk.id == "VP8X" ? .canvas(Array(exact[8..<8 + Self.canvasFields])) : .bytes(exact))
+                }
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
                 written.append(rebuilt == packet ? .chunk(chunk, .structure) : .bytes(Self.chunk("XMP ", rebuilt)))
@@ -163,12 +169,9 @@ public struct WebPFormat: FormatHandler {
         for piece in written {
             switch piece {
             case .chunk(let chunk, _) where chunk.id == "VP8X" && chunk.size >= 10:
-                var payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
-                payload[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
-                if present.contains("ICCP") { payload[0] |= Flag.icc }
-                if present.contains("EXIF") { payload[0] |= Flag.exif }
-                if present.contains("XMP ") { payload[0] |= Flag.xmp }
-                body.append(Self.chunk("VP8X", payload))
+                body.append(Self.canvas(try input.read(at: chunk.payloadOffset, count: Int(chunk.size)), present: present))
+            case .canvas(let payload):
+                body.append(Self.canvas(payload, present: present))
             case .chunk(let chunk, let reason):
                 body.copy(offset: chunk.offset, count: 8, because: .structure)
                 body.copy(offset: chunk.payloadOffset, count: chunk.size, because: reason)
@@ -189,6 +192,16 @@ public struct WebPFormat: FormatHandler {
         }
         result.ledger = try out.write(from: input, to: output)
         return result
+    }
+
+    /// The VP8X chunk with its metadata flags saying which metadata chunks stay.
+    static func canvas(_ fields: [UInt8], present: Set<String>) -> [UInt8] {
+        var payload = fields
+        payload[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
+        if present.contains("ICCP") { payload[0] |= Flag.icc }
+        if present.contains("EXIF") { payload[0] |= Flag.exif }
+        if present.contains("XMP ") { payload[0] |= Flag.xmp }
+        return chunk("VP8X", payload)
     }
 
     static func chunk(_ id: String, _ payload: [UInt8]) -> [UInt8] {
@@ -216,8 +229,13 @@ public struct WebPFormat: FormatHandler {
         for (x, y) in zip(leftTrimmed, rightTrimmed) {
             guard x.exact != nil || y.exact != nil else { left.append(x.chunk); right.append(y.chunk); continue }
             func payload(_ exact: [UInt8]) -> [UInt8] { Array(exact[8..<8 + Int(ByteOrder.little.u32(exact, 4))]) }
-            let a = try x.exact.map(payload) ?? original.read(at: x.chunk.payloadOffset, count: Int(x.chunk.size))
-            let b = try y.exact.map(payload) ?? cleaned.read(at: y.chunk.payloadOffset, count: Int(y.chunk.size))
+            var a = try x.exact.map(payload) ?? original.read(at: x.chunk.payloadOffset, count: Int(x.chunk.size))
+            var b = try y.exact.map(payload) ?? cleaned.read(at: y.chunk.payloadOffset, count: Int(y.chunk.size))
+            if x.chunk.id == "VP8X", !a.isEmpty, !b.isEmpty {
+                // The metadata flags follow the chunks that stay.
+                a[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
+                b[0] &= ~(Flag.icc | Flag.exif | Flag.xmp)
+            }
             guard a == b else {
                 return ContentCheck(method: method, passed: false, detail: "\(x.chunk.id) chunk at \(x.chunk.offset) differs")
             }

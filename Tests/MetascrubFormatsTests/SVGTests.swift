@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Metascrub
+import MetascrubCore
+@testable import MetascrubFormats
+import XCTest
+
+/// SVG: editor data, RDF metadata, comments, titles and the EXIF of embedded images go; the drawing renders the
+/// same (librsvg's `rsvg-convert`, compared by ImageMagick), and no planted value is left in ASCII, UTF-16 or
+/// inside a base64 image.
+final class SVGTests: XCTestCase {
+    static let inkscape = "svg/inkscape.svg"
+    static let all = ["CANARY-SVG-COMMENT", "CANARY-SVG-DOCNAME", "CANARY-SVG-USER", "CANARY-SVG-CREATOR", "CANARY-SVG-TITLE",
+                      "48.8583", "CANARY-SVG-JPEG-ARTIST", "CANARY-SVG-JPEG-MAKE", "inkscape:", "sodipodi:"]
+
+    override func setUpWithError() throws {
+        try Tool.require("exiftool", "rsvg-convert", "compare")
+    }
+
+    func testEditorDataMetadataAndEmbeddedImagesAreItems() {
+        let scan = Run.scan(Fixture.path(Self.inkscape))
+        XCTAssertEqual(scan.format, "svg")
+        let keys = Set(scan.findings.map(\.item.key))
+        for key in ["svg:comment", "svg:sodipodi:docname", "svg:inkscape:export-filename", "svg:sodipodi:namedview", "svg:metadata",
+                    "svg:title", "svg:desc", "svg:image", "svg:inkscape:label", "exif:GPSLatitude", "exif:Artist"] {
+            XCTAssertTrue(keys.contains(key), "missing \(key) in \(keys.sorted())")
+        }
+        let byKey = Dictionary(scan.findings.map { ($0.item.key, $0.item) }, uniquingKeysWith: { a, _ in a })
+        XCTAssertEqual(byKey["svg:inkscape:export-filename"]?.category, .identity)
+        XCTAssertEqual(byKey["svg:metadata"]?.category, .identity)
+        XCTAssertEqual(byKey["svg:image"]?.category, .embedded)
+    }
+
+    func testEveryPolicyRendersTheSameAndLeavesNoPlantedValue() throws {
+        let tmp = TempDir()
+        let expectations: [(String, [String])] = [
+            ("strict", Self.all),
+            ("share", Self.all.filter { $0 != "CANARY-SVG-JPEG-ARTIST" }),
+            ("location", ["48.8583", "GPS"]),
+        ]
+        let input = Fixture.path(Self.inkscape)
+        for (policy, gone) in expectations {
+            let output = tmp.file("\(policy).svg")
+            let report = Run.clean(input, to: output, policy: policy)
+            XCTAssertEqual(report.status, .cleaned, "\(policy): \(report.error?.message ?? "")")
+            XCTAssertEqual(report.verification?.contentResult, .passed, policy)
+            let images = try embeddedImages(output, tmp)
+            XCTAssertEqual(images.count, 1, "\(policy): the embedded JPEG stays")
+            for canary in gone {
+                XCTAssertFalse(Residue.contains(output, canary), "\(policy): \(canary) left")
+                for image in images { XCTAssertFalse(Residue.contains(image, canary), "\(policy): \(canary) left in the base64 JPEG") }
+            }
+            for image in images { XCTAssertNil(Oracle.exiftool(image)["GPS:GPSLatitude"], "\(policy): GPS left in the JPEG") }
+            XCTAssertEqual(try differingPixels(input, output, tmp), "0", "\(policy): the rendering changed")
+            XCTAssertEqual(Run.scan(output, policy: policy).status, .clean, "\(policy): scan of the output")
+            XCTAssertEqual(Run.clean(output, to: tmp.file("again-\(policy).svg"), policy: policy).status, .clean)
+        }
+        XCTAssertTrue(Oracle.contains(tmp.file("location.svg"), "CANARY-SVG-CREATOR"), "location keeps the creator")
+    }
+
+    /// An SVG is hostile XML: an external entity naming a local file is never read into the output (the reference
+    /// stays a reference), and an entity-expansion bomb is refused or copied unexpanded, never expanded.
+    func testExternalEntitiesAreNeverLoaded() throws {
+        let tmp = TempDir()
+        let secret = tmp.file("secret.txt")
+        try "CANARY-LOCAL-SECRET".write(toFile: secret, atomically: true, encoding: .utf8)
+        let head = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg [<!ENTITY leak SYSTEM \"file://\(secret)\">"
+        let body = "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:inkscape=\"http://www.inkscape.org/namespaces/inkscape\" "
+            + "width=\"8\" height=\"8\" inkscape:label=\"x\"><text>&leak;</text><rect width=\"8\" height=\"8\"/></svg>"
+        try (head + "]>\n" + body).write(toFile: tmp.file("xxe.svg"), atomically: true, encoding: .utf8)
+        let report = Run.clean(tmp.file("xxe.svg"), to: tmp.file("out.svg"))
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        XCTAssertFalse(Oracle.contains(tmp.file("out.svg"), "CANARY-LOCAL-SECRET"))
+        XCTAssertTrue(Oracle.contains(tmp.file("out.svg"), "&leak;"), "the reference stays a reference")
+
+        let bomb = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg [<!ENTITY a \"aaaaaaaaaa\">"
+            + (1...8).map { "<!ENTITY e\($0) \"" + String(repeating: $0 == 1 ? "&a;" : "&e\($0 - 1);", count: 10) + "\">" }.joined()
+            + "]>\n" + body.replacingOccurrences(of: "&leak;", with: "&e8;")
+        try bomb.write(toFile: tmp.file("bomb.svg"), atomically: true, encoding: .utf8)
+        let bombed = Run.clean(tmp.file("bomb.svg"), to: tmp.file("bomb-out.svg"))
+        XCTAssertTrue([.error, .cleaned].contains(bombed.status), "\(bombed.status)")
+        if bombed.status == .cleaned {
+            let size = (try? FileManager.default.attributesOfItem(atPath: tmp.file("bomb-out.svg"))[.size] as? Int) ?? 0
+            XCTAssertLessThan(size ?? 0, 4096, "an entity was expanded")
+        }
+    }
+
+    func testNotWellFormedIsRefused() throws {
+        let tmp = TempDir()
+        try "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect></svg>".write(toFile: tmp.file("bad.svg"), atomically: true, encoding: .utf8)
+        XCTAssertEqual(Run.scan(tmp.file("bad.svg")).status, .error)
+    }
+
+    /// The images in `data:` URIs of an SVG, decoded to files.
+    func embeddedImages(_ path: String, _ tmp: TempDir) throws -> [String] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var files: [String] = []
+        for part in text.components(separatedBy: "data:image/").dropFirst() {
+            guard let comma = part.firstIndex(of: ","), let end = part.firstIndex(of: "\"") else { continue }
+            let body = part[part.index(after: comma)..<end].filter { !$0.isWhitespace }
+            let bytes = try XCTUnwrap(Data(base64Encoded: String(body)))
+            let file = tmp.file("image-\(files.count)-\(UUID().uuidString)")
+            FileManager.default.createFile(atPath: file, contents: bytes)
+            files.append(file)
+        }
+        return files
+    }
+
+    /// How many pixels differ between the two files rendered by librsvg (ImageMagick `compare -metric AE`).
+    func differingPixels(_ a: String, _ b: String, _ tmp: TempDir) throws -> String {
+        let pa = tmp.file(UUID().uuidString + ".png"), pb = tmp.file(UUID().uuidString + ".png")
+        XCTAssertEqual(Tool.run(["rsvg-convert", a, "-o", pa]).status, 0)
+        XCTAssertEqual(Tool.run(["rsvg-convert", b, "-o", pb]).status, 0)
+        let r = Tool.run(["compare", "-metric", "AE", pa, pb, "null:"])
+        return r.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
