@@ -24,17 +24,19 @@ struct Decide: Sendable {
     var policy: Policy
 
     func callAsFunction(_ source: any ByteSource, handler: AnyFormatHandler) throws -> Decision {
-        let scan = try handler.scan(source, options: ScanOptions(includeValues: true, tolerateDamage: policy.damaged == .clean))
+        let options = ScanOptions(includeValues: true, tolerateDamage: policy.damaged == .clean)
+        let scan = try handler.scan(source, options: options)
         let findings = try decisions(scan, source)
         let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
         var notes = scan.notes
         // A signed manifest refused under `provenance: fail`: the report says what would have broken it.
         for finding in forbidden where finding.rule.hasPrefix("provenance fail: ") {
-            notes.append(Note(.error, code: "provenance-refused",
-                              "C2PA manifest not broken (provenance: fail): \(finding.rule.dropFirst("provenance fail: ".count))",
+            let why = finding.rule.dropFirst("provenance fail: ".count)
+            notes.append(Note(.error, code: "provenance-refused", "C2PA manifest not broken (provenance: fail): \(why)",
                               offset: finding.item.offset))
         }
-        return Decision(scan: scan, findings: findings, notes: notes, forbidden: Array(Set(forbidden.map(\.item.key))).sorted())
+        let keys = Array(Set(forbidden.map(\.item.key))).sorted()
+        return Decision(scan: scan, findings: findings, notes: notes, forbidden: keys)
     }
 
     /// The policy's decision for every item of `scan`, settled by its handler.

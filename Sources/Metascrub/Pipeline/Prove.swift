@@ -8,8 +8,9 @@ import MetascrubFormats
 struct Prove: Sendable {
     var options: ProcessingOptions
 
-    func callAsFunction(original: any ByteSource, _ decision: Decision, _ result: CleanResult, cleaned: any ByteSource) throws -> Proof {
-        try Verifier(options: options).prove(original: original, scan: decision.scan, findings: decision.findings, result: result,
-                                             cleaned: cleaned)
+    func callAsFunction(original: any ByteSource, _ decision: Decision, _ result: CleanResult,
+                        cleaned: any ByteSource) throws -> Proof {
+        try Verifier(options: options).prove(original: original, scan: decision.scan, findings: decision.findings,
+                                             result: result, cleaned: cleaned)
     }
 }

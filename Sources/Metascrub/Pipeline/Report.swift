@@ -8,7 +8,8 @@ extension FileReport {
     /// Nothing to remove: the file is clean as it is, each item with its planned outcome.
     mutating func recordClean(_ decision: Decision, showValues: Bool) {
         status = .clean
-        findings = decision.findings.map { var f = $0; f.outcome = f.plannedOutcome; return f }.forReport(showValues: showValues)
+        findings = decision.findings.map { var f = $0; f.outcome = f.plannedOutcome; return f }
+            .forReport(showValues: showValues)
     }
 
     /// Marks a verified, written clean in the report, with each finding's outcome.
@@ -20,13 +21,15 @@ extension FileReport {
         for finding in findings where finding.disposition == .keep {
             guard let reason = finding.reason else { continue }
             let orientation = Policy.orientationKeys.contains(finding.item.key)
-            notes.append(Note(orientation ? .warning : .info, code: orientation ? "orientation-fallback" : "kept-instead",
+            notes.append(Note(orientation ? .warning : .info,
+                              code: orientation ? "orientation-fallback" : "kept-instead",
                               "\(finding.item.key) kept: \(reason)"))
         }
         // A signed manifest that goes although the policy keeps provenance: the report says why, not only -v.
-        for finding in findings where finding.disposition == .remove && finding.rule.hasPrefix("provenance keep-valid: ") {
+        let keepValid = "provenance keep-valid: "
+        for finding in findings where finding.disposition == .remove && finding.rule.hasPrefix(keepValid) {
             notes.append(Note(.warning, code: "provenance-removed",
-                              "C2PA manifest removed: \(finding.rule.dropFirst("provenance keep-valid: ".count))",
+                              "C2PA manifest removed: \(finding.rule.dropFirst(keepValid.count))",
                               offset: finding.item.offset))
         }
         self.findings = findings.enumerated().map { index, finding in
