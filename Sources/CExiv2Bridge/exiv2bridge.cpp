@@ -19,6 +19,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 #include <unordered_set>
 
 namespace {
@@ -149,6 +150,28 @@ std::string topLevelXmpKey(const std::string &key) {
     return cut == std::string::npos ? key : key.substr(0, cut);
 }
 
+/// Whether an XMP key is a dropped structure field or lies inside one: its path without array indices
+/// ("Xmp.plus.Licensor[1]/plus:LicensorCity" → "Xmp.plus.Licensor/plus:LicensorCity") is a dropped path or
+/// continues one.
+bool droppedField(const std::string &key, const std::vector<std::string> &drop) {
+    if (drop.empty()) return false;
+    std::string path;
+    path.reserve(key.size());
+    bool inIndex = false;
+    for (char c : key) {
+        if (c == '[') inIndex = true;
+        else if (c == ']') inIndex = false;
+        else if (!inIndex) path.push_back(c);
+    }
+    for (const std::string &field : drop) {
+        if (path == field) return true;
+        if (path.size() > field.size() && path.compare(0, field.size(), field) == 0 && path[field.size()] == '/') {
+            return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 extern "C" {
@@ -211,15 +234,20 @@ int exiv2bridge_filter_xmp(const uint8_t *data, size_t length, const char *keys,
         if (data == nullptr && length > 0) return fail(out, "XMP filter failed: no data");
         NamespaceRegistryReset reset;
         std::unordered_set<std::string> keep;
+        std::vector<std::string> drop;
+        auto add = [&](const std::string &key) {
+            if (!key.empty() && key[0] == '-') drop.push_back(key.substr(1));
+            else keep.insert(key);
+        };
         if (keys != nullptr) {
             size_t start = 0;
             for (size_t i = 0; i < keys_length; ++i) {
                 if (keys[i] == '\0') {
-                    if (i > start) keep.insert(std::string(keys + start, i - start));
+                    if (i > start) add(std::string(keys + start, i - start));
                     start = i + 1;
                 }
             }
-            if (start < keys_length) keep.insert(std::string(keys + start, keys_length - start));
+            if (start < keys_length) add(std::string(keys + start, keys_length - start));
         }
         std::string packet(reinterpret_cast<const char *>(data), length);
         Exiv2::XmpData xmpData;
@@ -227,7 +255,7 @@ int exiv2bridge_filter_xmp(const uint8_t *data, size_t length, const char *keys,
         if (rc != 0) return failWithCode(out, "XMP filter failed: decode", rc);
         Exiv2::XmpData kept;
         for (auto it = xmpData.begin(); it != xmpData.end(); ++it) {
-            if (keep.count(topLevelXmpKey(it->key())) != 0) kept.add(*it);
+            if (keep.count(topLevelXmpKey(it->key())) != 0 && !droppedField(it->key(), drop)) kept.add(*it);
         }
         if (kept.empty()) return 0;
         std::string encoded;

@@ -35,6 +35,8 @@ FORWARD(QPDF_ERROR_CODE, qpdf_read_memory, (qpdf_data a0, char const* a1, char c
 FORWARD(QPDF_BOOL, qpdf_has_error, (qpdf_data a0), (a0), QPDF_TRUE)
 FORWARD(qpdf_error, qpdf_get_error, (qpdf_data a0), (a0), NULL)
 FORWARD(char const*, qpdf_get_error_full_text, (qpdf_data a0, qpdf_error a1), (a0, a1), NULL)
+FORWARD(char const*, qpdf_get_error_message_detail, (qpdf_data a0, qpdf_error a1), (a0, a1), NULL)
+FORWARD(unsigned long long, qpdf_get_error_file_position, (qpdf_data a0, qpdf_error a1), (a0, a1), 0)
 FORWARD(QPDF_BOOL, qpdf_more_warnings, (qpdf_data a0), (a0), QPDF_FALSE)
 FORWARD(qpdf_error, qpdf_next_warning, (qpdf_data a0), (a0), NULL)
 FORWARD(QPDF_BOOL, qpdf_is_encrypted, (qpdf_data a0), (a0), QPDF_FALSE)

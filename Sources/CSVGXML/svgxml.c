@@ -179,6 +179,19 @@ char *msx_attribute_value(const msx_doc *d, size_t i, size_t a) {
     return attr ? copy(xmlNodeListGetRawString(d->doc, attr->children, 0)) : strdup("");
 }
 
+char *msx_attribute_text(const msx_doc *d, size_t i, size_t a) {
+    xmlAttrPtr attr = attribute(d, i, a);
+    return attr ? copy(xmlNodeListGetString(d->doc, attr->children, 1)) : strdup("");
+}
+
+int msx_set_node_content(msx_doc *d, size_t i, const char *value) {
+    if (i >= d->count) return -1;
+    xmlNodePtr node = d->nodes[i];
+    if (node->type != XML_TEXT_NODE && node->type != XML_CDATA_SECTION_NODE) return -1;
+    xmlNodeSetContent(node, (const xmlChar *)value);
+    return 0;
+}
+
 int msx_set_attribute_value(msx_doc *d, size_t i, size_t a, const char *value) {
     xmlAttrPtr attr = attribute(d, i, a);
     if (!attr) return -1;

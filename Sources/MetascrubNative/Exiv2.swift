@@ -58,10 +58,14 @@ public enum Exiv2 {
     /// ("Xmp.dc.rights", "Xmp.dc.creator"; "Xmp.dc.creator[1]" or "Xmp.xmpMM.History[1]/stEvt:action" belong to
     /// "Xmp.dc.creator" / "Xmp.xmpMM.History", so a struct or array is kept whole when its top-level key is).
     /// The packet is written without the `<?xpacket?>` wrapper, in compact RDF. nil when nothing is kept.
-    public static func filterXMP(packet: [UInt8], keepingTopLevelKeys keys: Set<String>) throws -> [UInt8]? {
-        // Keys back to back, each ended by a NUL; a key holding a NUL could never match, so it is dropped.
+    /// `fields` are structure fields left out of the properties kept, as exiv2 keys without array indices
+    /// ("Xmp.plus.Licensor/plus:LicensorCity": that field of every licensor).
+    public static func filterXMP(packet: [UInt8], keepingTopLevelKeys keys: Set<String>,
+                                 droppingFields fields: Set<String> = []) throws -> [UInt8]? {
+        // Keys back to back, each ended by a NUL, dropped fields marked by a leading "-"; a key holding a NUL
+        // could never match, so it is left out.
         var joined: [CChar] = []
-        for key in keys.sorted() where !key.utf8.contains(0) {
+        for key in keys.sorted() + fields.sorted().map({ "-" + $0 }) where !key.utf8.contains(0) {
             joined.append(contentsOf: key.utf8.map { CChar(bitPattern: $0) })
             joined.append(0)
         }

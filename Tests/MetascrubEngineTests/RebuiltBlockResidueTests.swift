@@ -59,4 +59,29 @@ final class RebuiltBlockResidueTests: XCTestCase {
         XCTAssertEqual(try proof(findings, cleaned: original(), kept: [90..<140], untouched: []).map(\.key),
                        ["xmp:plus:Licensor/plus:LicensorCity"])
     }
+
+    /// End to end: under `location` a licensor is kept for its name and rebuilt without its address. A cleaner
+    /// that leaves the city in (and a re-scan blind to it) must fail the clean, because the licensor's own kept
+    /// value, which names the city, is no longer taken as the city's excuse.
+    func testCityLeftInARebuiltLicensorFailsTheClean() async throws {
+        let dir = EngineFixture.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let input = dir + "/licensor.jpg"
+        try FileManager.default.copyItem(atPath: EngineFixture.path("leaks/licensor-address.jpg"), toPath: input)
+        let original = FileManager.default.contents(atPath: input)
+        var options = ProcessingOptions(policy: try PolicyCatalog.builtin("location"))
+        options.formats = try ResidueProofTests.forgetful("xmp:plus:Licensor/plus:LicensorCity", for: input)
+        let report = await Engine(options: options, jobs: 1).clean([input], output: .inPlace)
+        let file = try XCTUnwrap(report.files.first)
+        XCTAssertEqual(file.error?.code, "verification-failed", file.error?.message ?? "\(file.status)")
+        XCTAssertTrue(file.error?.message.contains("xmp:plus:Licensor/plus:LicensorCity at byte") ?? false,
+                      file.error?.message ?? "")
+        XCTAssertFalse(file.error?.message.contains("CANARY") ?? true, "a value reached the report")
+        XCTAssertEqual(FileManager.default.contents(atPath: input), original, "the original changed")
+
+        // The same clean with a cleaner that does its job passes.
+        let fine = await Engine(options: ProcessingOptions(policy: try PolicyCatalog.builtin("location")), jobs: 1)
+            .clean([input], output: .file(dir + "/out.jpg"))
+        XCTAssertEqual(fine.files.first?.status, .cleaned, fine.files.first?.error?.message ?? "")
+    }
 }

@@ -75,6 +75,32 @@ final class PDFTests: XCTestCase {
         assertOneRevision(output)
     }
 
+    func testAFileAttachedToAnAnnotationIsCleanedWithItsReviewerRemoved() throws {
+        try Tool.require("qpdf", "pdftoppm", "pdftotext", "pdfdetach", "exiftool")
+        let input = Fixture.path("pdf/annotated.pdf")
+        let planted = ["CANARY-PDF-REVIEWER", "CANARY-PDF-AUTHOR-0", "CANARY-PDF-PIECEINFO", "CANARY-PDF-TRACKER",
+                       "CANARY-PDF-IMAGE-CITY"]
+        XCTAssertEqual(Self.present(input, planted + ["CANARY-PDF-IMAGE-CREATOR"]), planted + ["CANARY-PDF-IMAGE-CREATOR"])
+        for policy in ["strict", "share"] {
+            let output = dir.file("annotated-\(policy).pdf")
+            let report = Run.clean(input, to: output, policy: policy)
+            XCTAssertEqual(report.status, .cleaned, "\(policy): \(report.error.map { "\($0)" } ?? "")")
+            // The placed image's own XMP is read like the catalog's: share keeps its creator, not its city.
+            XCTAssertEqual(Self.present(output, planted + ["CANARY-PDF-ATTACHED-ARTIST", "CANARY-PDF-IMAGE-CREATOR"]),
+                           policy == "share" ? ["CANARY-PDF-AUTHOR-0", "CANARY-PDF-ATTACHED-ARTIST", "CANARY-PDF-IMAGE-CREATOR"] : [],
+                           "\(policy): share keeps the document's and the photo's authors, not the reviewer's name")
+            // The push pin stays where it was: only what it holds changed.
+            try assertSamePages(input, output)
+            let saved = Self.attachments(output).filter { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0 > 0 }
+            if policy == "share" {
+                XCTAssertEqual(saved.count, 1, "the photo stays, cleaned")
+                if let photo = saved.first { XCTAssertNil(Oracle.exiftool(photo)["GPS:GPSLatitude"]) }
+            } else {
+                XCTAssertEqual(saved, [], "strict removes the photo")
+            }
+        }
+    }
+
     func testScanListsWhatTheDocumentCarries() {
         let keys = Set(Run.scan(Fixture.path(Self.fixture)).findings.map(\.item.key))
         for key in ["pdf:Info/Author", "pdf:Info/Producer", "pdf:ID", "xmp:dc:creator", "xmp:photoshop:City", "pdf:PieceInfo",
@@ -103,12 +129,36 @@ final class PDFTests: XCTestCase {
 
     func testDamagedDocumentsGetATypedErrorNeverACrash() {
         let garbage = dir.file("garbage.pdf")
-        FileManager.default.createFile(atPath: garbage, contents: Data("%PDF-1.7\n1 0 obj << /Type /Catalog".utf8) + Data(repeating: 0x41, count: 300))
+        let bytes = Data("%PDF-1.7\n1 0 obj << /Type /Catalog".utf8) + Data(repeating: 0x41, count: 300)
+        FileManager.default.createFile(atPath: garbage, contents: bytes)
         let report = Run.clean(garbage, to: dir.file("garbage-out.pdf"))
         XCTAssertEqual(report.status, .error)
         XCTAssertEqual(report.error?.code, "malformed", report.error?.message ?? "")
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("garbage-out.pdf")))
         ContainerChecks.assertRobust(Self.fixture, in: dir)
+    }
+
+    func testADocumentQPDFRepairsIsCleanedWithANoteOrRefused() throws {
+        try Tool.require("qpdf", "pdftotext")
+        // The cross-reference table is not where startxref says: QPDF rebuilds it from the objects it finds.
+        var bytes = [UInt8](FileManager.default.contents(atPath: Fixture.path("pdf/annotated.pdf"))!)
+        let start = Array("startxref".utf8)
+        let at = (0...(bytes.count - start.count)).last { bytes[$0..<($0 + start.count)].elementsEqual(start) }!
+        bytes = Array(bytes[..<at]) + Array("startxref\n1234\n%%EOF\n".utf8)
+        let cut = dir.file("cut.pdf")
+        FileManager.default.createFile(atPath: cut, contents: Data(bytes))
+        let output = dir.file("cut-clean.pdf")
+        let report = Run.clean(cut, to: output)
+        XCTAssertEqual(report.status, .cleaned, "\(report.error.map { "\($0)" } ?? "")")
+        XCTAssertTrue(report.notes.contains { $0.code == "damaged-input" }, "\(report.notes.map(\.code))")
+        let planted = ["CANARY-PDF-REVIEWER", "CANARY-PDF-AUTHOR-0", "CANARY-PDF-PIECEINFO", "CANARY-PDF-ATTACHED-ARTIST"]
+        XCTAssertEqual(Self.present(output, planted), [])
+        XCTAssertEqual(Tool.run(["qpdf", "--check", output]).status, 0, "the output is sound")
+        var refuse = Run.policy("strict")
+        refuse.damaged = .refuse
+        let refused = Run.clean(cut, to: dir.file("cut-refused.pdf"), policy: refuse)
+        XCTAssertEqual(refused.status, .error)
+        XCTAssertEqual(refused.error?.code, "malformed")
     }
 
     // MARK: - Oracles
@@ -150,12 +200,12 @@ final class PDFTests: XCTestCase {
         }
     }
 
-    /// The attached files poppler's pdfdetach saves, each in a folder of its own.
+    /// The attached files poppler's pdfdetach saves, each in a folder of its own. (It exits 3 when a file
+    /// specification it lists holds no file, as an annotation's does once its file is removed.)
     static func attachments(_ path: String) -> [String] {
         let folder = path + ".attached"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let run = Tool.run(["pdfdetach", "-saveall", "-o", folder, path])
-        XCTAssertEqual(run.status, 0, run.stderr)
+        Tool.run(["pdfdetach", "-saveall", "-o", folder, path])
         return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted().map { folder + "/" + $0 }
     }
 

@@ -31,21 +31,26 @@ final class PlantedImageElementTests: XCTestCase {
 
     static let plans: [String: Plan] = [
         "jpeg": Plan(fixture: "jpeg/gps-full.jpg") { b in [
-            Variant(name: "APP10 segment", bytes: Surgery.jpegInsert(b, Surgery.jpegSegment(0xEA, Array("PLNT\0".utf8) + text))),
+            Variant(name: "APP10 segment",
+                    bytes: Surgery.jpegInsert(b, Surgery.jpegSegment(0xEA, Array("PLNT\0".utf8) + text))),
             Variant(name: "JFIF slack", bytes: Surgery.jpegJFIFWithSlack(b, text)),
             Variant(name: "bytes after EOI", bytes: b + text),
         ] },
         "png": Plan(fixture: "png/text.png") { b in [
-            Variant(name: "private ancillary chunk", bytes: Surgery.pngInsertBeforeEnd(b, Surgery.pngChunk("prVt", text))),
+            Variant(name: "private ancillary chunk",
+                    bytes: Surgery.pngInsertBeforeEnd(b, Surgery.pngChunk("prVt", text))),
             Variant(name: "zlib-compressed private chunk",
                     bytes: Surgery.pngInsertBeforeEnd(b, Surgery.pngChunk("zpLt", (try? Zlib.deflate(text)) ?? []))),
             Variant(name: "sRGB slack", bytes: Surgery.pngInsertAfterHeader(b, Surgery.pngChunk("sRGB", [0] + text))),
-            Variant(name: "gAMA slack", bytes: Surgery.pngInsertAfterHeader(b, Surgery.pngChunk("gAMA", Surgery.be(45455, 4) + text))),
+            Variant(name: "gAMA slack",
+                    bytes: Surgery.pngInsertAfterHeader(b, Surgery.pngChunk("gAMA", Surgery.be(45455, 4) + text))),
         ] },
         "gif": Plan(fixture: "gif/comment.gif") { b in [
             Variant(name: "application extension",
-                    bytes: Surgery.gifInsert(b, [0x21, 0xFF, 11] + Array("PLANTEDX1.0".utf8) + Surgery.gifSubBlocks(text))),
-            Variant(name: "unknown extension label", bytes: Surgery.gifInsert(b, [0x21, 0x99] + Surgery.gifSubBlocks(text))),
+                    bytes: Surgery.gifInsert(b, [0x21, 0xFF, 11] + Array("PLANTEDX1.0".utf8)
+                                             + Surgery.gifSubBlocks(text))),
+            Variant(name: "unknown extension label",
+                    bytes: Surgery.gifInsert(b, [0x21, 0x99] + Surgery.gifSubBlocks(text))),
             Variant(name: "NETSCAPE2.0 extra sub-block",
                     bytes: Surgery.gifInsert(b, [0x21, 0xFF, 11] + Array("NETSCAPE2.0".utf8) + [3, 1, 0, 0]
                                              + Surgery.gifSubBlocks(text))),
@@ -60,12 +65,16 @@ final class PlantedImageElementTests: XCTestCase {
         "rw2": tiffPlan("raw/panasonic.rw2"),
         "iiq": tiffPlan("raw/phaseone.iiq"),
         "dng": tiffPlan("raw/adobe.dng"),
-        "raf": Plan(fixture: "raw/skeleton.raf") { b in [Variant(name: "bytes after the last block", bytes: b + text)] },
+        "raf": Plan(fixture: "raw/skeleton.raf") { b in
+            [Variant(name: "bytes after the last block", bytes: b + text)]
+        },
         "psd": Plan(fixture: "psd/layers.psd") { b in [
-            Variant(name: "unknown image resource (UTF-16)", bytes: Surgery.psdInsertResource(b, id: 0x7A69, Planted.utf16BE)),
+            Variant(name: "unknown image resource (UTF-16)",
+                    bytes: Surgery.psdInsertResource(b, id: 0x7A69, Planted.utf16BE)),
             Variant(name: "path resource holding no path", bytes: Surgery.psdInsertResource(b, id: 0x0BB5, text)),
             Variant(name: "resolution resource slack",
-                    bytes: Surgery.psdInsertResource(b, id: 0x03ED, [0, 72, 0, 0, 0, 1, 0, 1, 0, 72, 0, 0, 0, 1, 0, 1] + text)),
+                    bytes: Surgery.psdInsertResource(b, id: 0x03ED, [0, 72, 0, 0, 0, 1, 0, 1, 0, 72, 0, 0, 0, 1, 0, 1]
+                                                     + text)),
         ] },
         "cr3": Plan(fixture: "raw/skeleton.cr3") { b in [
             Variant(name: "unknown top-level box", bytes: b + Surgery.box("plnt", text)),
@@ -76,12 +85,14 @@ final class PlantedImageElementTests: XCTestCase {
         "jxl": Plan(fixture: "jxl/exif-xmp.jxl") { b in [
             Variant(name: "unknown box", bytes: b + Surgery.box("plnt", text)),
             Variant(name: "brob xml box", bytes: b + Surgery.box("brob", Array("xml ".utf8) + Planted.brotli(xmp))),
-            Variant(name: "brob unknown box", bytes: b + Surgery.box("brob", Array("plnt".utf8) + Planted.brotli(text))),
+            Variant(name: "brob unknown box",
+                    bytes: b + Surgery.box("brob", Array("plnt".utf8) + Planted.brotli(text))),
         ] },
     ]
 
     static var xmp: [UInt8] {
-        Array(("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">"
+        Array(("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\">"
+            + "<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">"
             + "<rdf:Description rdf:about=\"\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:source>\(Planted.text)"
             + "</dc:source></rdf:Description></rdf:RDF></x:xmpmeta>").utf8)
     }
@@ -97,13 +108,37 @@ final class PlantedImageElementTests: XCTestCase {
         Plan(fixture: fixture) { b in
             var variants = [Variant(name: "unknown top-level box", bytes: b + Surgery.box("plnt", text))]
             if let boxes = Surgery.path(b, ["meta", "iprp", "ipco"]), let ipco = boxes.last {
+                let free = Surgery.box("free", text)
                 variants.append(Variant(name: "free box in ipco",
-                                        bytes: Surgery.isoInsert(b, at: ipco.end, Surgery.box("free", text), ancestors: boxes)))
+                                        bytes: Surgery.isoInsert(b, at: ipco.end, free, ancestors: boxes)))
             }
             if let boxes = Surgery.path(b, ["meta", "hdlr"]), let hdlr = boxes.last {
                 let fields = Array(b[(hdlr.start + 8)..<(hdlr.start + 32)])
                 variants.append(Variant(name: "hdlr name", bytes: Surgery.isoReplace(
                     b, hdlr, with: Surgery.box("hdlr", fields + text + [0]), ancestors: Array(boxes.dropLast()))))
+            }
+            if let boxes = Surgery.path(b, ["meta", "iinf"]), let iinf = boxes.last {
+                let entries = Surgery.children(b, (iinf.start + 12 + (b[iinf.start + 8] == 0 ? 2 : 4))..<iinf.end)
+                if let infe = entries.first, b[infe.start + 8] == 2 {
+                    // version 2: version/flags, item id, protection index, item type, then the name.
+                    let fields = Array(b[(infe.start + 8)..<infe.end])
+                    let named = Surgery.box("infe", Array(fields[0..<12]) + text + Array(fields[12...]))
+                    let bytes = Surgery.isoReplace(b, infe, with: named, ancestors: boxes)
+                    variants.append(Variant(name: "infe item name", bytes: bytes))
+                }
+            }
+            if let boxes = Surgery.path(b, ["meta", "dinf"]), let dinf = boxes.last {
+                // A second data reference naming a file in a user's folder, which no item uses.
+                let entries = Surgery.box("url ", [0, 0, 0, 1]) + Surgery.box("url ", [0, 0, 0, 0] + text + [0])
+                let named = Surgery.box("dinf", Surgery.box("dref", [0, 0, 0, 0, 0, 0, 0, 2] + entries))
+                let bytes = Surgery.isoReplace(b, dinf, with: named, ancestors: Array(boxes.dropLast()))
+                variants.append(Variant(name: "dref url naming a path", bytes: bytes))
+            }
+            if let ftyp = Surgery.children(b, 0..<b.count).first, ftyp.type == "ftyp" {
+                // Two brands that spell the planted name: four free bytes each.
+                let grown = Surgery.box("ftyp", Array(b[(ftyp.start + 8)..<ftyp.end]) + Array("Planted ".utf8))
+                let bytes = Surgery.isoReplace(b, ftyp, with: grown, ancestors: [])
+                variants.append(Variant(name: "ftyp brands", bytes: bytes))
             }
             return variants
         }
@@ -113,7 +148,8 @@ final class PlantedImageElementTests: XCTestCase {
     static func unsupportedVariants(_ dir: TempDir) -> [Variant] {
         let bmp = dir.file("base.bmp")
         Tool.run(["convert", "-size", "8x8", "xc:red", bmp])
-        return [Variant(name: "bytes after the pixels", bytes: [UInt8](FileManager.default.contents(atPath: bmp) ?? Data()) + text)]
+        let bytes = [UInt8](FileManager.default.contents(atPath: bmp) ?? Data())
+        return [Variant(name: "bytes after the pixels", bytes: bytes + text)]
     }
 
     func testEveryImageRowHasACase() {
@@ -143,7 +179,8 @@ final class PlantedImageElementTests: XCTestCase {
             if let plan = Self.plans[id] {
                 let base = dir.file("base-\(id)-" + (plan.fixture as NSString).lastPathComponent)
                 let report = Run.clean(Fixture.path(plan.fixture), to: base)
-                XCTAssertTrue([.cleaned, .clean].contains(report.status), "\(id): base fixture does not clean: \(report.error.map { "\($0)" } ?? "")")
+                XCTAssertTrue([.cleaned, .clean].contains(report.status),
+                              "\(id): base fixture does not clean: \(report.error.map { "\($0)" } ?? "")")
                 let path = report.status == .cleaned ? base : Fixture.path(plan.fixture)
                 let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
                 XCTAssertEqual(Planted.findings(in: bytes), [], "\(id): the base already holds planted text")
@@ -166,7 +203,8 @@ final class PlantedImageElementTests: XCTestCase {
             let input = dir.file("\(id)-gap"), output = dir.file("\(id)-gap-out")
             FileManager.default.createFile(atPath: input, contents: Data(variant.bytes))
             let report = Run.clean(input, to: output)
-            let leaked = report.status == .clean || (report.status == .cleaned && !Planted.findings(atPath: output).isEmpty)
+            let left = !Planted.findings(atPath: output).isEmpty
+            let leaked = report.status == .clean || (report.status == .cleaned && left)
             XCTAssertTrue(leaked, "\(label) no longer leaks: take it out of knownGaps")
             return
         }
@@ -179,17 +217,21 @@ final class PlantedImageElementTests: XCTestCase {
             let report = Run.clean(input, to: output, policy: policy)
             switch report.status {
             case .cleaned:
-                XCTAssertEqual(Planted.findings(atPath: output), [], "\(policy) \(label): cleaned with the planted bytes left")
+                XCTAssertEqual(Planted.findings(atPath: output), [],
+                               "\(policy) \(label): cleaned with the planted bytes left")
                 if let reference {
-                    XCTAssertEqual(Oracle.pixels(output, autoOrient: false), reference, "\(policy) \(label): pixels differ")
+                    XCTAssertEqual(Oracle.pixels(output, autoOrient: false), reference,
+                                   "\(policy) \(label): pixels differ")
                 }
                 let again = Run.clean(output, to: dir.file("\(id)-\(policy)-again"), policy: policy)
                 XCTAssertEqual(again.status, .clean, "\(policy) \(label): not a fixed point")
             case .clean:
-                XCTFail("\(policy) \(label): called clean with planted bytes in it: \(Planted.findings(in: variant.bytes))")
+                XCTFail("\(policy) \(label): called clean with planted bytes in it: "
+                        + "\(Planted.findings(in: variant.bytes))")
             case .error, .skipped, .findings:
                 // A refusal: nothing may have been written.
-                XCTAssertFalse(FileManager.default.fileExists(atPath: output) && !Planted.findings(atPath: output).isEmpty,
+                let written = FileManager.default.fileExists(atPath: output)
+                XCTAssertFalse(written && !Planted.findings(atPath: output).isEmpty,
                                "\(policy) \(label): refused but wrote the planted bytes")
             }
         }

@@ -85,6 +85,66 @@ final class SVGTests: XCTestCase {
         }
     }
 
+    /// What Illustrator and Inkscape leave besides their own namespaces: an image linked by its path on the author's
+    /// disk goes, a site path stays, foreign elements go, and a style-sheet instruction (it decides the rendering)
+    /// stays; the rendering is unchanged.
+    func testLinkedFilesAndForeignElements() throws {
+        let tmp = TempDir()
+        let svg = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <?xml-stylesheet type="text/css" href="data:text/css,rect%7Bfill:%23369%7D"?>
+            <?illustrator CANARY-PI-VALUE?>
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"
+                 xmlns:i="http://ns.adobe.com/AdobeIllustrator/10.0/" width="16" height="16">
+              <i:pgf id="adobe_illustrator_pgf">CANARY-PGF-DATA</i:pgf>
+              <rect width="16" height="16"/>
+              <image width="4" height="4" xlink:href="file:///home/CANARY-LINK-USER/Pictures/photo.jpg"/>
+              <image width="4" height="4" x="8" href="/images/site-logo.png"/>
+            </svg>
+            """
+        try svg.write(toFile: tmp.file("in.svg"), atomically: true, encoding: .utf8)
+        let keys = Set(Run.scan(tmp.file("in.svg")).findings.map(\.item.key))
+        XCTAssertTrue(keys.isSuperset(of: ["svg:linked-file", "svg:i:pgf", "svg:processing-instruction"]), "\(keys.sorted())")
+        let report = Run.clean(tmp.file("in.svg"), to: tmp.file("out.svg"))
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        for gone in ["CANARY-LINK-USER", "CANARY-PGF-DATA", "CANARY-PI-VALUE", "adobe.com"] {
+            XCTAssertFalse(Residue.contains(tmp.file("out.svg"), gone), gone)
+        }
+        XCTAssertTrue(Oracle.contains(tmp.file("out.svg"), "/images/site-logo.png"))
+        XCTAssertTrue(Oracle.contains(tmp.file("out.svg"), "xml-stylesheet"))
+        XCTAssertEqual(try differingPixels(tmp.file("in.svg"), tmp.file("out.svg"), tmp), "0")
+    }
+
+    /// A photo inside CSS (a style sheet or a style attribute) is an embedded file too: cleaned in place, the text
+    /// around it unchanged.
+    func testImagesInsideCSSAreCleaned() throws {
+        let tmp = TempDir()
+        let inkscape = try String(contentsOfFile: Fixture.path(Self.inkscape), encoding: .utf8)
+        let start = try XCTUnwrap(inkscape.range(of: "base64,")).upperBound
+        let jpeg = inkscape[start...].prefix { $0 != "\"" }.filter { !$0.isWhitespace }
+        let svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="16" height="16">
+              <style>.photo { background-image: url(data:image/jpeg;base64,\(jpeg)); }</style>
+              <rect width="16" height="16" fill="#369" style="cursor: url('data:image/jpeg;base64,\(jpeg)'), auto"/>
+            </svg>
+            """
+        try svg.write(toFile: tmp.file("css.svg"), atomically: true, encoding: .utf8)
+        let scan = Run.scan(tmp.file("css.svg"))
+        XCTAssertEqual(scan.findings.filter { $0.item.key == "svg:image" }.count, 2)
+        XCTAssertTrue(scan.findings.contains { $0.item.key == "exif:GPSLatitude" })
+        let report = Run.clean(tmp.file("css.svg"), to: tmp.file("out.svg"))
+        XCTAssertEqual(report.status, .cleaned, report.error?.message ?? "")
+        let images = try embeddedImages(tmp.file("out.svg"), tmp)
+        XCTAssertEqual(images.count, 2)
+        for image in images {
+            XCTAssertNil(Oracle.exiftool(image)["GPS:GPSLatitude"])
+            XCTAssertFalse(Residue.contains(image, "CANARY-SVG-JPEG-ARTIST"))
+        }
+        XCTAssertTrue(Oracle.contains(tmp.file("out.svg"), "cursor: url('data:image/jpeg;base64,"))
+        XCTAssertEqual(try differingPixels(tmp.file("css.svg"), tmp.file("out.svg"), tmp), "0")
+        XCTAssertEqual(Run.scan(tmp.file("out.svg")).status, .clean)
+    }
+
     func testNotWellFormedIsRefused() throws {
         let tmp = TempDir()
         try "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect></svg>".write(toFile: tmp.file("bad.svg"), atomically: true, encoding: .utf8)
@@ -96,7 +156,8 @@ final class SVGTests: XCTestCase {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var files: [String] = []
         for part in text.components(separatedBy: "data:image/").dropFirst() {
-            guard let comma = part.firstIndex(of: ","), let end = part.firstIndex(of: "\"") else { continue }
+            guard let comma = part.firstIndex(of: ",") else { continue }
+            let end = part[part.index(after: comma)...].firstIndex { !($0.isLetter || $0.isNumber || "+/=".contains($0) || $0.isWhitespace) } ?? part.endIndex
             let body = part[part.index(after: comma)..<end].filter { !$0.isWhitespace }
             let bytes = try XCTUnwrap(Data(base64Encoded: String(body)))
             let file = tmp.file("image-\(files.count)-\(UUID().uuidString)")

@@ -15,8 +15,6 @@ final class UnknownAVElementTests: XCTestCase {
         var fixture: String
         /// The file whose decoded frames the output must have (the fixture itself when nil).
         var decodesLike: String?
-        /// A leak not fixed yet: asserted to still leak, so fixing it makes this test say to drop the mark.
-        var leaksToday = false
     }
 
     /// Cases by registry row. A new audio/video row without cases fails `testEveryAVRowHasACase`.
@@ -33,7 +31,7 @@ final class UnknownAVElementTests: XCTestCase {
         "asf": [Case(fixture: "unknown-av/objects.wmv")],
         "mpegts": [Case(fixture: "unknown-av/plant.ts")],
         "mp3": [Case(fixture: "unknown-av/stream.mp3", decodesLike: "unknown-av/stream-unplanted.mp3")],
-        "avformat": [Case(fixture: "unknown-av/tags.flv", leaksToday: true)],
+        "avformat": [Case(fixture: "unknown-av/tags.flv")],
     ]
 
     static var avRows: [FormatEntry] {
@@ -66,10 +64,6 @@ final class UnknownAVElementTests: XCTestCase {
                         continue
                     }
                     let left = report.status == .cleaned ? PlantedBytes.find(in: output) : ["passed on as \(report.status)"]
-                    if c.leaksToday {
-                        XCTAssertFalse(left.isEmpty, "\(policy) \(name): no longer leaks, drop its leaksToday mark")
-                        continue
-                    }
                     XCTAssertEqual(left, [], "\(policy) \(name): planted bytes left")
                     guard report.status == .cleaned else { continue }
                     XCTAssertEqual(VideoOracle.frames(output), reference, "\(policy) \(name): decoded frames differ")

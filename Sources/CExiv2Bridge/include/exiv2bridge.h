@@ -53,6 +53,8 @@ int exiv2bridge_decode_iptc(const uint8_t *data, size_t length, exiv2bridge_resu
 int exiv2bridge_decode_xmp(const uint8_t *data, size_t length, exiv2bridge_result *out);
 /// Re-serialise an XMP packet keeping only properties whose top-level exiv2 key is listed.
 /// `keys` holds `key_count` keys, each terminated by a NUL byte, back to back, in `keys_length` bytes.
+/// A key starting with '-' is a structure field to leave out of the kept properties, as an exiv2 key without array
+/// indices ("-Xmp.plus.Licensor/plus:LicensorCity"): the field and everything inside it, in every array element.
 /// On success `out->bytes` is the packet (omitPacketWrapper|useCompactFormat), or NULL when nothing is kept.
 int exiv2bridge_filter_xmp(const uint8_t *data, size_t length,
                            const char *keys, size_t keys_length,

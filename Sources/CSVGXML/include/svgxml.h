@@ -32,8 +32,13 @@ const char *msx_attribute_namespace(const msx_doc *doc, size_t node, size_t inde
 const char *msx_attribute_prefix(const msx_doc *doc, size_t node, size_t index);
 char *msx_attribute_value(const msx_doc *doc, size_t node, size_t index);
 
+/// The attribute's value as an application sees it: character and internal entity references replaced.
+char *msx_attribute_text(const msx_doc *doc, size_t node, size_t index);
+
 /// Edits, by the numbers the walk gave (attributes keep their numbers until the document is freed).
 int msx_set_attribute_value(msx_doc *doc, size_t node, size_t index, const char *value);
+/// Replaces a text or CDATA node's content.
+int msx_set_node_content(msx_doc *doc, size_t node, const char *value);
 int msx_remove_attribute(msx_doc *doc, size_t node, size_t index);
 /// Takes the node out of the tree; it is freed with the document.
 int msx_remove_node(msx_doc *doc, size_t node);

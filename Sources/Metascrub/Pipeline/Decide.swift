@@ -50,7 +50,7 @@ struct Decide: Sendable {
         if !decision.forbidden.isEmpty { return .policyViolation(keys: decision.forbidden) }
         guard !decision.keepsEverything else { return nil }
         do {
-            try Verifier.checkWalked(decision.scan.notes, policy: policy)
+            try Verifier.checkWalked(decision.scan.notes, findings: decision.findings, policy: policy)
             return nil
         } catch {
             return FileProcessor.typed(error)

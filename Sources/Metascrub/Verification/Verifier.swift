@@ -21,10 +21,24 @@ struct Verifier {
     /// Scan notes that say part of the file was not walked, so nothing inside it was listed or proven clean.
     static let unwalkedCodes: Set<String> = ["layers-unwalked", "makernote-unknown", "sei-too-large"]
 
-    /// Before anything is cleaned: a part the scanner could not walk fails the clean under `unwalked: fail`.
-    static func checkWalked(_ notes: [Note], policy: Policy) throws {
+    /// Before anything is cleaned: a part the scanner could not walk fails the clean under `unwalked: fail`,
+    /// unless the clean removes it anyway (a maker note of an unknown layout under a policy that drops maker
+    /// notes): what goes need not be proven clean.
+    func checkWalked(_ notes: [Note], findings: [Finding] = []) throws {
+        try Self.checkWalked(notes, findings: findings, policy: options.policy)
+    }
+
+    static func checkWalked(_ notes: [Note], findings: [Finding] = [], policy: Policy) throws {
         guard policy.unwalked == .fail else { return }
-        let unwalked = notes.filter { Self.unwalkedCodes.contains($0.code) }
+        let unwalked = notes.filter { note in
+            guard Self.unwalkedCodes.contains(note.code) else { return false }
+            guard let at = note.offset else { return true }
+            return !findings.contains { finding in
+                guard !finding.disposition.survives, let offset = finding.item.offset,
+                      let length = finding.item.length else { return false }
+                return offset <= at && at < offset + max(length, 1)
+            }
+        }
         guard let first = unwalked.first else { return }
         let at = first.offset.map { " at byte \($0)" } ?? ""
         throw MetascrubError.verificationFailed(
@@ -62,8 +76,13 @@ struct Verifier {
             }
         }
         // Only a remux's comparison is with the original's own bytes (a transform's is with the turned image).
+        // Decoded streams follow each file's bytes, so offsets into the files stay what the scans say.
+        let searched = try content.decoded.map { decoded in
+            (MemoryByteSource(try original.readAll() + decoded.original), MemoryByteSource(try cleaned.readAll() + decoded.cleaned))
+        }
         do {
-            try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: cleaned, after: after,
+            try proveNoResidue(original: searched?.0 ?? original, items: scan.items, findings: findings,
+                               cleaned: searched?.1 ?? cleaned, after: after,
                                copies: result.method == .remux ? content.identical : [], verification: &verification)
         } catch var failure as ProofFailure {
             failure.outputManifests = outputManifests

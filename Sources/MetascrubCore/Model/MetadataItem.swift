@@ -25,6 +25,9 @@ public struct MetadataItem: Sendable, Hashable, Codable {
     /// Set on a whole embedded file (cover art, an image after the end of another) whose inside was scanned by its
     /// own handler: that handler's format id. Its items follow as children, and the policy can `clean` it.
     public var embeddedFormat: String?
+    /// Its block is written again without it (a field of an XMP structure): removing it cleans the block inside
+    /// instead of removing the whole block.
+    public var separable = false
 
     public init(
         key: String, category: Category, location: String, offset: Int64? = nil, length: Int64? = nil,
@@ -39,5 +42,9 @@ public struct MetadataItem: Sendable, Hashable, Codable {
         self.detail = detail
         self.isUnknown = isUnknown
         self.parent = parent
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case key, category, location, offset, length, value, detail, isUnknown, parent, embeddedFormat
     }
 }

@@ -138,7 +138,8 @@ public struct Policy: Sendable, Equatable {
     /// Decide every item of a scan. A block (an item other items name as `parent`) is removed when any item
     /// inside it is removed, and fails when any fails: keeping a block must never keep what the policy removes.
     /// An embedded file (`embeddedFormat` set) is the exception: kept or `clean`, it is cleaned inside by its own
-    /// handler instead, and one with nothing inside to remove is simply kept.
+    /// handler instead, and one with nothing inside to remove is simply kept. So is a kept block whose removed
+    /// item is `separable`: its handler writes the block again without that item.
     public func evaluate(_ items: [MetadataItem]) -> [Finding] {
         var findings = items.map { item -> Finding in
             let (disposition, rule) = decide(item)
@@ -152,6 +153,14 @@ public struct Policy: Sendable, Equatable {
                 let child = findings[index].disposition
                 let childRemoves = child == .remove || child == .bake || child == .clean
                 let cleansInside = findings[p].item.embeddedFormat != nil
+                if child == .remove, findings[index].item.separable, p == findings[index].item.parent,
+                   findings[p].disposition == .keep {
+                    // Written again without the child; the blocks above keep only what they held.
+                    let mark = "; rebuilt without "
+                    findings[p].rule += findings[p].rule.contains(mark) ? ", " : mark
+                    findings[p].rule += findings[index].item.key
+                    break
+                }
                 if child == .fail, findings[p].disposition != .fail {
                     findings[p].disposition = .fail
                     findings[p].rule = "contains \(findings[index].item.key)"

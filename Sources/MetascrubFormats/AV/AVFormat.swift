@@ -14,6 +14,7 @@ public struct AVFormat: FormatHandler {
         var scanner = AVScanner(options: options)
         scanner.run(try AVLibrary.scan(input, format: Self.format))
         scanner.layout.head = try input.read(at: 0, count: Int(min(16, input.size)))
+        if scanner.layout.demuxer == "flv" { scanner.items += try FLVStructure.items(input, options: options) }
         let note = Note(.info, code: "libavformat", "read by libavformat: \(scanner.layout.containerName) (\(scanner.layout.demuxer))")
         return ScanResult(items: scanner.items, notes: [note], layout: scanner.layout)
     }

@@ -125,7 +125,7 @@ public struct FLACFormat: FormatHandler {
             }
         }
         layout.audio = position..<trailing.start
-        try trailing.itemise(input, options: options, into: &found.items)
+        try trailing.itemise(input, into: &found)
         layout.trailing = trailing
         return found.result(layout)
     }

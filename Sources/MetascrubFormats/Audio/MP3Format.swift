@@ -66,11 +66,11 @@ public struct MP3Format: FormatHandler {
             }
             let (stream, inserts) = try MP3FrameStream.walk(input, from: first, to: trailing.start, format: Self.format)
             layout.stream = stream
-            try layout.stream.itemise(inserts, source: input, options: options, into: &found.items)
+            try layout.stream.itemise(inserts, source: input, into: &found)
         } else if trailing.start > position {
             throw MetascrubError.malformed(format: Self.format, path: "audio", offset: position, reason: "no MPEG audio frame after the tags")
         }
-        try trailing.itemise(input, options: options, into: &found.items)
+        try trailing.itemise(input, into: &found)
         layout.trailing = trailing
         return found.result(layout)
     }

@@ -84,37 +84,38 @@ struct MP3FrameStream {
     }
 
     /// Items for the tags, unknown bytes and second encoder strings between frames.
-    mutating func itemise(_ inserts: [Insert], source: any ByteSource, options: ScanOptions, into items: inout [MetadataItem]) throws {
+    mutating func itemise(_ inserts: [Insert], source: any ByteSource, into found: inout ItemCollector) throws {
+        let options = found.options
         for insert in inserts {
             let at = insert.range.lowerBound, length = Int64(insert.range.count)
             switch insert.kind {
             case .padding: break
             case .tag(let kind): tags.tags.append(TrailingTags.Tag(kind: kind, range: insert.range))
             case .unknown:
-                items.append(MetadataItem(key: "mp3:unknown", category: .content, location: "between audio frames@\(at)", offset: at,
+                found.items.append(MetadataItem(key: "mp3:unknown", category: .content, location: "between audio frames@\(at)", offset: at,
                                           length: length, detail: "\(length) bytes between audio frames that are neither a frame nor a tag",
                                           isUnknown: true))
-                unknown.append((insert.range, items.count - 1))
+                unknown.append((insert.range, found.items.count - 1))
             }
         }
-        let first = items.count
-        try tags.itemise(source, options: options, into: &items)
-        for i in first..<items.count {
+        let first = found.items.count
+        try tags.itemise(source, into: &found)
+        for i in first..<found.items.count {
             // Read as the tags after the audio are, but named for where they are.
-            let appended = "appended ID3v2", location = items[i].location
+            let appended = "appended ID3v2", location = found.items[i].location
             let named = location.hasPrefix(appended) ? "ID3v2" + location.dropFirst(appended.count) : location
-            items[i].location = "between audio frames@\(items[i].offset) > " + named
-            if items[i].key == "id3:tag" { items[i].detail = "ID3v2 tag between audio frames (a second file joined on)" }
+            found.items[i].location = "between audio frames@\(found.items[i].offset) > " + named
+            if found.items[i].key == "id3:tag" { found.items[i].detail = "ID3v2 tag between audio frames (a second file joined on)" }
         }
         for index in lames.indices {
             let lame = lames[index]
             let head = try source.read(at: lame.frame, count: lame.tag.crcOffset + 2)
             guard !lame.tag.isNeutral(head) else { continue }
-            items.append(MetadataItem(key: "mp3:encoder", category: .software, location: "frame@\(lame.frame)/Xing/LAME",
+            found.items.append(MetadataItem(key: "mp3:encoder", category: .software, location: "frame@\(lame.frame)/Xing/LAME",
                                       offset: lame.frame + Int64(lame.tag.offset), length: 9,
                                       value: options.includeValues ? lame.tag.encoder(head) : nil,
                                       detail: "encoder version in the LAME tag of a second stream joined on (gapless and seek data are kept)"))
-            lames[index].item = items.count - 1
+            lames[index].item = found.items.count - 1
         }
     }
 

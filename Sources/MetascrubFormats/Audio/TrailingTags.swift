@@ -96,8 +96,11 @@ struct TrailingTags {
         return TrailingTags(tags: found.reversed(), start: end)
     }
 
-    /// Items for every tag; each tag's own item is the parent of the items found inside it.
-    mutating func itemise(_ source: any ByteSource, options: ScanOptions, into items: inout [MetadataItem]) throws {
+    /// Items for every tag; each tag's own item is the parent of the items found inside it. The text of ID3v1,
+    /// Enhanced TAG+ and Lyrics3 tags and of APE text items is read like any tag's (`ContentInspector`): a
+    /// position or an embedded block in it is an item inside the tag.
+    mutating func itemise(_ source: any ByteSource, into found: inout ItemCollector) throws {
+        let options = found.options
         for index in tags.indices {
             let tag = tags[index]
             let length = Int64(tag.range.count)
@@ -109,36 +112,45 @@ struct TrailingTags {
                 if options.includeValues {
                     // title, artist, album (30 bytes each; 60 in TAG+)
                     let fields = plus ? [(4, 60), (64, 60), (124, 60)] : [(3, 30), (33, 30), (63, 30)]
-                    value = fields.map { ID3Frames.latin1(bytes[$0.0..<$0.0 + $0.1]).replacingNulls.trimmingSuffixSpaces }
-                        .filter { !$0.isEmpty }.joined(separator: "; ")
+                    value = fields.map {
+                        ID3Frames.latin1(bytes[$0.0..<$0.0 + $0.1]).replacingNulls.trimmingSuffixSpaces
+                    }.filter { !$0.isEmpty }.joined(separator: "; ")
                 }
-                items.append(MetadataItem(key: plus ? "id3v1:enhanced" : "id3v1:tag", category: .content,
-                                          location: plus ? "Enhanced TAG+" : "ID3v1", offset: tag.range.lowerBound, length: length,
-                                          value: value, detail: plus ? "Enhanced TAG+ block (title, artist, album, genre, times)"
-                                              : "ID3v1 tag (title, artist, album, year, comment, genre)"))
-                tags[index].item = items.count - 1
+                found.items.append(MetadataItem(
+                    key: plus ? "id3v1:enhanced" : "id3v1:tag", category: .content,
+                    location: plus ? "Enhanced TAG+" : "ID3v1", offset: tag.range.lowerBound, length: length,
+                    value: value, detail: plus ? "Enhanced TAG+ block (title, artist, album, genre, times)"
+                        : "ID3v1 tag (title, artist, album, year, comment, genre)"))
+                tags[index].item = found.items.count - 1
+                found.inspect(found.items.count - 1, payload: bytes, origin: tag.range.lowerBound)
             case .ape:
-                items.append(MetadataItem(key: "ape:tag", category: .structure, location: "APE", offset: tag.range.lowerBound,
-                                          length: length, detail: "APE tag, \(length) bytes"))
-                tags[index].item = items.count - 1
-                let parent = items.count - 1
-                let before = items.count
-                try APETag.itemise(source, range: tag.range, parent: parent, options: options, into: &items)
+                found.items.append(MetadataItem(key: "ape:tag", category: .structure, location: "APE",
+                                                offset: tag.range.lowerBound, length: length,
+                                                detail: "APE tag, \(length) bytes"))
+                tags[index].item = found.items.count - 1
+                let parent = found.items.count - 1
+                let before = found.items.count
+                try APETag.itemise(source, range: tag.range, parent: parent, into: &found)
                 // An APE tag with no readable items still goes under strict: it is then content, not structure.
-                if items.count == before { items[parent].category = .content }
+                if found.items.count == before { found.items[parent].category = .content }
             case .lyrics3:
-                items.append(MetadataItem(key: "lyrics3:tag", category: .content, location: "Lyrics3", offset: tag.range.lowerBound,
-                                          length: length, detail: "Lyrics3 tag, \(length) bytes"))
-                tags[index].item = items.count - 1
+                found.items.append(MetadataItem(key: "lyrics3:tag", category: .content, location: "Lyrics3",
+                                                offset: tag.range.lowerBound, length: length,
+                                                detail: "Lyrics3 tag, \(length) bytes"))
+                tags[index].item = found.items.count - 1
+                let bytes = try source.read(at: tag.range.lowerBound,
+                                            count: Int(min(length, Int64(ContentInspector.limit))))
+                found.inspect(found.items.count - 1, payload: bytes, origin: tag.range.lowerBound)
             case .id3v2(var id3):
-                items.append(MetadataItem(key: "id3:tag", category: .structure, location: "appended ID3v2", offset: tag.range.lowerBound,
-                                          length: length, detail: "ID3v2.\(id3.major) tag appended after the audio"))
-                let parent = items.count - 1
+                found.items.append(MetadataItem(key: "id3:tag", category: .structure, location: "appended ID3v2",
+                                                offset: tag.range.lowerBound, length: length,
+                                                detail: "ID3v2.\(id3.major) tag appended after the audio"))
+                let parent = found.items.count - 1
                 tags[index].item = parent
-                let first = items.count
-                id3.itemise(location: "appended ID3v2", options: options, into: &items)
-                for i in first..<items.count { items[i].parent = parent }
-                if items.count == first { items[parent].category = .content }
+                let first = found.items.count
+                id3.itemise(location: "appended ID3v2", options: options, into: &found.items)
+                for i in first..<found.items.count { found.items[i].parent = parent }
+                if found.items.count == first { found.items[parent].category = .content }
                 tags[index].kind = .id3v2(id3)
             }
         }
@@ -162,8 +174,9 @@ enum APETag {
         }
     }
 
-    static func itemise(_ source: any ByteSource, range: Range<Int64>, parent: Int, options: ScanOptions,
-                        into items: inout [MetadataItem]) throws {
+    static func itemise(_ source: any ByteSource, range: Range<Int64>, parent: Int,
+                        into found: inout ItemCollector) throws {
+        let options = found.options
         let footer = try source.read(at: range.upperBound - 32, count: 32)
         let count = Int(ByteOrder.little.u32(footer, 16))
         let size = Int(ByteOrder.little.u32(footer, 12))
@@ -180,10 +193,15 @@ enum APETag {
             let binary = (flags >> 1) & 3 == 1
             let value = options.includeValues && !binary
                 ? String(String(decoding: data[(keyEnd + 1)..<(keyEnd + 1 + length)], as: UTF8.self).prefix(200)) : nil
-            items.append(MetadataItem(
+            found.items.append(MetadataItem(
                 key: "ape:\(key)", category: binary ? .embedded : category(key), location: "APE/\(key)",
                 offset: range.lowerBound, length: Int64(length), value: value,
                 detail: binary ? "APE binary item, \(length) bytes" : "APE text item", parent: parent))
+            if !binary {
+                // Its text, where it lies in the file: the item's own offset is the tag's.
+                found.inspect(found.items.count - 1, payload: Array(data[(keyEnd + 1)..<(keyEnd + 1 + length)]),
+                              origin: range.upperBound - Int64(size) + Int64(keyEnd + 1))
+            }
             at = keyEnd + 1 + length
         }
     }

@@ -278,8 +278,15 @@ struct HEIFCleaner {
         for (i, child) in meta.children.enumerated() {
             switch child.type {
             case "iinf":
-                children.append(try meta.info.serialize(keeping: meta.items.filter { !removed.contains($0.id) }, reader: reader,
-                                                        plain: { id in layout.nameOwner[id].map { !plan.keeps($0) } ?? false }))
+                let kept = meta.items.filter { !removed.contains($0.id) }
+                let plain = { (id: UInt32) in layout.nameOwner[id].map { !plan.keeps($0) } ?? false }
+                children.append(try meta.info.serialize(keeping: kept, reader: reader, plain: plain))
+            case "dinf":
+                if let text = layout.dinfText, !plan.keeps(text.item) {
+                    children.append(text.plain)
+                } else {
+                    children.append(try reader.bytes(of: child))
+                }
             case "hdlr":
                 if let text = layout.hdlrText, !plan.keeps(text.item) {
                     children.append(text.plain)

@@ -78,6 +78,7 @@ public struct HEIFLayout: Sendable {
     /// Free text and slack in structure boxes (`HEIFStructureText`): the item and the box as written without it.
     var ftypText: (item: Int, plain: [UInt8])?
     var hdlrText: (item: Int, plain: [UInt8])?
+    var dinfText: (item: Int, plain: [UInt8])?
     /// Items whose `infe` carries a name or bytes after its fields → the metadata item standing for them.
     var nameOwner: [UInt32: Int] = [:]
 

@@ -16,6 +16,9 @@ struct HEIFItem: Sendable {
     /// The entry as written from its fields with an empty name and nothing after its last field; nil when the box
     /// already is exactly that (a name is free text no decoder reads).
     var plain: [UInt8]?
+    /// Where the name is in the file, or the bytes after the entry's fields when the name is empty: the free text
+    /// `plain` leaves out (what the residue proof looks for).
+    var freeText: Range<Int64>?
 
     static let exif: FourCC = "Exif"
     static let mime: FourCC = "mime"
@@ -66,23 +69,29 @@ struct ItemInfoBox {
             return text
         }
         var item: HEIFItem
+        var name = 0..<0
         switch version {
         case 0, 1:
             let id = try c.u16("item_ID"), protection = try c.u16("item_protection_index")
             w.u16(id)
             w.u16(protection)
+            let nameStart = c.position
             _ = try c.cString("item_name")
+            name = nameStart..<c.position
             w.u8(0)
             let contentType = try string("content_type")
             let encoding = c.atEnd ? "" : try string("content_encoding")
-            item = HEIFItem(id: UInt32(id), type: HEIFItem.mime, contentType: contentType, contentEncoding: encoding, hidden: false, box: box)
+            item = HEIFItem(id: UInt32(id), type: HEIFItem.mime, contentType: contentType, contentEncoding: encoding,
+                            hidden: false, box: box)
         case 2, 3:
             let id = version == 2 ? UInt32(try c.u16("item_ID")) : try c.u32("item_ID")
             if version == 2 { w.u16(UInt16(id)) } else { w.u32(id) }
             w.u16(try c.u16("item_protection_index"))
             let type = try c.fourCC("item_type")
             w.fourCC(type)
+            let nameStart = c.position
             _ = try c.cString("item_name")
+            name = nameStart..<c.position
             w.u8(0)
             var contentType: String?
             var encoding: String?
@@ -92,23 +101,35 @@ struct ItemInfoBox {
             } else if type == HEIFItem.uri {
                 _ = try string("item_uri_type")
             }
-            item = HEIFItem(id: id, type: type, contentType: contentType, contentEncoding: encoding, hidden: flags & 1 != 0, box: box)
+            item = HEIFItem(id: id, type: type, contentType: contentType, contentEncoding: encoding,
+                            hidden: flags & 1 != 0, box: box)
         default:
             throw c.malformed("item info entry version \(version) is not defined")
         }
-        if w.bytes != payload { item.plain = BoxWriter.box("infe", w.bytes) }
+        if w.bytes != payload {
+            item.plain = BoxWriter.box("infe", w.bytes)
+            // A name with its NUL is longer than one byte; otherwise what differs is after the last field.
+            let text = name.count > 1 ? name : c.position..<payload.count
+            item.freeText = box.payloadOffset + Int64(text.lowerBound)..<box.payloadOffset + Int64(text.upperBound)
+        }
         return item
     }
 
     /// The rebuilt box with the kept entries copied byte for byte, or written plain (`HEIFItem.plain`) where `plain`
     /// says so.
-    func serialize(keeping kept: [HEIFItem], reader: BoxReader, plain: (UInt32) -> Bool = { _ in false }) throws -> [UInt8] {
+    func serialize(
+        keeping kept: [HEIFItem], reader: BoxReader, plain: (UInt32) -> Bool = { _ in false }
+    ) throws -> [UInt8] {
         let version: UInt8 = kept.count > 0xFFFF ? 1 : self.version
         var w = ByteWriter()
         w.fullBoxHeader(version: version, flags: 0)
         if version == 0 { w.u16(UInt16(kept.count)) } else { w.u32(UInt32(kept.count)) }
         for item in kept {
-            if let bytes = item.plain, plain(item.id) { w.append(bytes) } else { w.append(try reader.bytes(of: item.box)) }
+            if let bytes = item.plain, plain(item.id) {
+                w.append(bytes)
+            } else {
+                w.append(try reader.bytes(of: item.box))
+            }
         }
         return BoxWriter.box("iinf", w.bytes)
     }

@@ -45,7 +45,8 @@ public struct J2KCodestream: Sendable, Equatable {
         }
         func u16(_ at: Int64) throws -> UInt16 {
             guard at + 2 <= range.upperBound else {
-                throw MetascrubError.truncated(format: "JPEG 2000", path: path, offset: at, needed: at + 2 - range.upperBound)
+                throw MetascrubError.truncated(format: "JPEG 2000", path: path, offset: at,
+                    needed: at + 2 - range.upperBound)
             }
             return UInt16(BigEndian.u16(try source.read(at: at, count: 2, format: "JPEG 2000", path: path), 0))
         }
@@ -62,32 +63,39 @@ public struct J2KCodestream: Sendable, Equatable {
                 if marker == stop { return at }
                 guard marker >= 0xFF01 else { throw fail(at, "0x\(String(marker, radix: 16)) is not a marker") }
                 let length = Int64(try u16(at + 2))
-                guard length >= 2, at + 2 + length <= limit else { throw fail(at, "marker segment length \(length) out of range") }
+                guard length >= 2, at + 2 + length <= limit else { throw fail(at,
+                    "marker segment length \(length) out of range") }
                 if marker == com {
                     let rcom = length >= 4 ? try u16(at + 4) : 0
-                    stream.comments.append(Comment(range: at..<(at + 2 + length), tilePart: tilePart, registration: rcom))
+                    stream.comments.append(Comment(range: at..<(at + 2 + length), tilePart: tilePart,
+                        registration: rcom))
                 } else if marker == tlm {
                     stream.hasTileLengthMarker = true
                 }
                 at += 2 + length
             }
-            throw MetascrubError.limitExceeded(format: "JPEG 2000", path: path, offset: start, limit: "\(maxSegments) marker segments")
+            throw MetascrubError.limitExceeded(format: "JPEG 2000", path: path, offset: start,
+                limit: "\(maxSegments) marker segments")
         }
         var at = try segments(from: range.lowerBound + 2, tilePart: nil, until: sot, limit: range.upperBound)
         while try u16(at) == sot {
             guard stream.tileParts.count < maxTileParts else {
-                throw MetascrubError.limitExceeded(format: "JPEG 2000", path: path, offset: at, limit: "\(maxTileParts) tile-parts")
+                throw MetascrubError.limitExceeded(format: "JPEG 2000", path: path, offset: at,
+                    limit: "\(maxTileParts) tile-parts")
             }
-            guard try u16(at + 2) == 10, at + 12 <= range.upperBound else { throw fail(at, "SOT segment is not 10 bytes") }
+            guard try u16(at + 2) == 10, at + 12 <= range.upperBound else { throw fail(at,
+                "SOT segment is not 10 bytes") }
             let field = try source.read(at: at + 6, count: 4, format: "JPEG 2000", path: path)
             let psot = UInt32(BigEndian.u32(field, 0))
             let end: Int64
             if psot == 0 {
                 // The last tile-part runs to the EOC marker that closes the codestream.
-                guard try u16(range.upperBound - 2) == eoc else { throw fail(at, "tile-part of unknown length without EOC at the end") }
+                guard try u16(range.upperBound - 2) == eoc else { throw fail(at,
+                    "tile-part of unknown length without EOC at the end") }
                 end = range.upperBound - 2
             } else {
-                guard Int64(psot) >= 14, at + Int64(psot) <= range.upperBound else { throw fail(at, "tile-part length \(psot) out of range") }
+                guard Int64(psot) >= 14, at + Int64(psot) <= range.upperBound else { throw fail(at,
+                    "tile-part length \(psot) out of range") }
                 end = at + Int64(psot)
             }
             stream.tileParts.append(TilePart(offset: at, psot: psot, end: end))
@@ -115,11 +123,13 @@ public struct J2KCodestream: Sendable, Equatable {
         var patches: [(at: Int64, bytes: [UInt8])] = []
         for (t, n) in shrink where tileParts[t].psot != 0 {
             let psot = tileParts[t].psot - UInt32(n)
-            patches.append((tileParts[t].psotField, [UInt8(psot >> 24), UInt8(psot >> 16 & 0xFF), UInt8(psot >> 8 & 0xFF), UInt8(psot & 0xFF)]))
+            patches.append((tileParts[t].psotField, [UInt8(psot >> 24), UInt8(psot >> 16 & 0xFF),
+                UInt8(psot >> 8 & 0xFF), UInt8(psot & 0xFF)]))
         }
         var out = OutputPlan()
         var at = range.lowerBound
-        let edits = (cuts.map { ($0, [UInt8]()) } + patches.map { ($0.at..<($0.at + 4), $0.bytes) }).sorted { $0.0.lowerBound < $1.0.lowerBound }
+        let edits = (cuts.map { ($0, [UInt8]()) } + patches.map { ($0.at..<($0.at + 4),
+            $0.bytes) }).sorted { $0.0.lowerBound < $1.0.lowerBound }
         for (cut, bytes) in edits {
             if cut.lowerBound > at { out.copy(at..<cut.lowerBound, coded: codedRanges, otherwise: .structure) }
             out.append(bytes)

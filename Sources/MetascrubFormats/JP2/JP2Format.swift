@@ -12,21 +12,26 @@ public struct JP2Format: FormatHandler {
 
     /// A tile-part comment cannot leave a codestream whose TLM segment lists tile-part lengths (rewriting the TLM
     /// is not done): such a comment stays, and says why.
-    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<JP2Layout>, policy: Policy) throws -> [Finding] {
+    public func settle(_ findings: [Finding], input: any ByteSource, scan: ScanResult<JP2Layout>,
+        policy: Policy) throws -> [Finding] {
         var settled = findings
-        for case .codestream(let stream, let comments, _) in scan.layout.contents.values where stream.hasTileLengthMarker {
+        for case .codestream(let stream, let comments,
+            _) in scan.layout.contents.values where stream.hasTileLengthMarker {
             for (c, item) in comments where stream.comments[c].tilePart != nil {
-                settled.keep(item, because: "a tile-part comment in a codestream with a TLM segment is kept: its tile-part lengths are listed there")
+                settled.keep(item, because: "a tile-part comment in a codestream with a TLM segment is kept: "
+                                 + "its tile-part lengths are listed there")
             }
         }
         return settled
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult<JP2Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+    public func clean(_ input: any ByteSource, scan: ScanResult<JP2Layout>, plan: CleanPlan,
+        to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         var result = CleanResult(method: .remux)
         if layout.bare, case .codestream(let stream, let comments, let trailing)? = layout.contents[0] {
-            result.ledger = try Self.codestream(stream, comments: comments, trailing: trailing, plan: plan).write(from: input, to: output)
+            result.ledger = try Self.codestream(stream, comments: comments, trailing: trailing, plan: plan)
+                .write(from: input, to: output)
             return result
         }
         var out = OutputPlan()
@@ -40,7 +45,8 @@ public struct JP2Format: FormatHandler {
                 switch try content.apply(plan: plan, notes: &result.notes) {
                 case .unchanged: out.copy(box.range, because: .structure)
                 case .removed: break
-                case .rebuilt(let bytes): out.append(BoxWriter.box(box.type, bytes, extendedType: uuid.isEmpty ? nil : uuid))
+                case .rebuilt(let bytes): out.append(BoxWriter.box(box.type, bytes,
+                    extendedType: uuid.isEmpty ? nil : uuid))
                 }
             case .iptc(let datasets, let map):
                 guard let data = IPTC.rebuild(datasets, map: map, keeps: plan.keeps) else { break }
@@ -59,7 +65,8 @@ public struct JP2Format: FormatHandler {
                     // A last box written "to the end" (size 0) stays so: its length is then the file's.
                     let toEnd = box.sizeForm == .toEnd && i == layout.boxes.count - 1
                     out.append(toEnd ? [0, 0, 0, 0] + Array("jp2c".utf8)
-                                     : BoxWriter.header(box.type, payloadSize: body.size, preferLarge: box.sizeForm == .large))
+                                     : BoxWriter.header(box.type, payloadSize: body.size,
+                                         preferLarge: box.sizeForm == .large))
                     out.append(contentsOf: body)
                 }
             }
@@ -69,12 +76,14 @@ public struct JP2Format: FormatHandler {
         return result
     }
 
-    static func codestream(_ stream: J2KCodestream, comments: [Int: Int], trailing: Int?, plan: CleanPlan) -> OutputPlan {
+    static func codestream(_ stream: J2KCodestream, comments: [Int: Int], trailing: Int?,
+        plan: CleanPlan) -> OutputPlan {
         let removed = Set(comments.filter { !plan.keeps($0.value) }.keys)
         return stream.plan(removing: removed, keepTrailing: trailing.map(plan.keeps) ?? true)
     }
 
-    public func verifyContent(original: any ByteSource, _ before: JP2Layout, cleaned: any ByteSource, _ after: JP2Layout,
+    public func verifyContent(original: any ByteSource, _ before: JP2Layout, cleaned: any ByteSource,
+        _ after: JP2Layout,
                               result: CleanResult) throws -> ContentCheck {
         try JP2Verifier.verify(original: original, before, cleaned: cleaned, after)
     }

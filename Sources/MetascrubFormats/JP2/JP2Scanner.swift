@@ -35,9 +35,11 @@ public struct JP2Layout: Sendable {
 
 enum JP2UUID {
     static let exif = Array("JpgTiffExif->JP2".utf8)
-    static let iptc: [UInt8] = [0x33, 0xC7, 0xA4, 0xD2, 0xB8, 0x1D, 0x47, 0x23, 0xA0, 0xBA, 0xF1, 0xA3, 0xE0, 0x97, 0xAD, 0x38]
+    static let iptc: [UInt8] = [0x33, 0xC7, 0xA4, 0xD2, 0xB8, 0x1D, 0x47, 0x23, 0xA0, 0xBA, 0xF1, 0xA3, 0xE0, 0x97,
+        0xAD, 0x38]
     /// GeoJP2: a degenerate GeoTIFF whose tags place the image on the earth.
-    static let geoJP2: [UInt8] = [0xB1, 0x4B, 0xF8, 0xBD, 0x08, 0x3D, 0x4B, 0x43, 0xA5, 0xAE, 0x8C, 0xD7, 0xD5, 0xA6, 0xCE, 0x03]
+    static let geoJP2: [UInt8] = [0xB1, 0x4B, 0xF8, 0xBD, 0x08, 0x3D, 0x4B, 0x43, 0xA5, 0xAE, 0x8C, 0xD7, 0xD5, 0xA6,
+        0xCE, 0x03]
 }
 
 /// Lists the metadata of a JPEG 2000 file by allow-list: the signature, `ftyp` (brand checked), the header's
@@ -58,13 +60,15 @@ enum JP2Scanner {
             return found.result(layout)
         }
         guard head == signature else {
-            throw MetascrubError.malformed(format: format, path: "jP  ", offset: 0, reason: "no JPEG 2000 signature box")
+            throw MetascrubError.malformed(format: format, path: "jP  ", offset: 0,
+                reason: "no JPEG 2000 signature box")
         }
         let reader = BoxReader(source, format: format)
         let listing = try reader.topLevel()
         var layout = JP2Layout(bare: false, boxes: listing.boxes, trailer: listing.leftover)
         guard listing.boxes.count >= 2, listing.boxes[1].type == "ftyp" else {
-            throw MetascrubError.malformed(format: format, path: "ftyp", offset: 12, reason: "the signature box is not followed by ftyp")
+            throw MetascrubError.malformed(format: format, path: "ftyp", offset: 12,
+                reason: "the signature box is not followed by ftyp")
         }
         try checkBrands(reader.payload(of: listing.boxes[1]), offset: listing.boxes[1].offset)
         var sawHeader = false, sawCodestream = false
@@ -77,7 +81,8 @@ enum JP2Scanner {
             }
             func record() throws -> [UInt8] {
                 guard box.payloadSize <= Int64(metadataLimit) else {
-                    throw MetascrubError.limitExceeded(format: format, path: box.path, offset: box.offset, limit: "\(metadataLimit) bytes per metadata box")
+                    throw MetascrubError.limitExceeded(format: format, path: box.path, offset: box.offset,
+                        limit: "\(metadataLimit) bytes per metadata box")
                 }
                 return try reader.payload(of: box)
             }
@@ -85,9 +90,13 @@ enum JP2Scanner {
             case _ where JP2Layout.structure.contains(box.type):
                 continue
             case _ where JP2Layout.compositing.contains(box.type):
-                throw MetascrubError.unsupported(format: "JPX", reason: "\(box.type) box at \(box.offset): multi-codestream compositions are not cleaned")
+                throw MetascrubError.unsupported(format: "JPX",
+                    reason: "\(box.type) box at \(box.offset): multi-codestream compositions are not cleaned")
             case "jp2h":
-                guard !sawHeader else { throw MetascrubError.malformed(format: format, path: "jp2h", offset: box.offset, reason: "second JP2 header box") }
+                guard !sawHeader else {
+                    throw MetascrubError.malformed(format: format, path: "jp2h", offset: box.offset,
+                                                   reason: "second JP2 header box")
+                }
                 sawHeader = true
                 layout.contents[i] = try header(box, reader: reader, found: &found)
             case "jp2c":
@@ -99,15 +108,18 @@ enum JP2Scanner {
                 if uuid == BoxUUID.xmp {
                     let bytes = try record()
                     let content = found.lists { items, notes in
-                        EmbeddedMetadata.xmpRecord(bytes, origin: box.payloadOffset, location: location, options: options, into: &items, notes: &notes)
+                        EmbeddedMetadata.xmpRecord(bytes, origin: box.payloadOffset, location: location,
+                            options: options, into: &items, notes: &notes)
                     }
                     layout.contents[i] = .metadata(content, uuid: uuid)
                 } else if uuid == JP2UUID.exif {
                     let bytes = try record()
                     // exiftool writes the TIFF header first; other writers put "Exif\0\0" before it.
                     let start = bytes.starts(with: Array("Exif\0\0".utf8)) ? 6 : 0
-                    if let payload = found.exif(Array(bytes[start...]), location: location, origin: box.payloadOffset + Int64(start)) {
-                        layout.contents[i] = .metadata(.exif(prefix: Array(bytes[..<start]), payload: payload), uuid: uuid)
+                    if let payload = found.exif(Array(bytes[start...]), location: location,
+                        origin: box.payloadOffset + Int64(start)) {
+                        layout.contents[i] = .metadata(.exif(prefix: Array(bytes[..<start]), payload: payload),
+                            uuid: uuid)
                     } else {
                         layout.contents[i] = .item(found.items.count - 1)
                     }
@@ -118,7 +130,8 @@ enum JP2Scanner {
                         _ = add("iptc:block", .content, "IPTC box that does not parse as IIM datasets", unknown: true)
                     } else {
                         let map = found.lists { items, notes in
-                            IPTC.itemise(parsed.datasets, bytes: bytes, location: "\(location)/IPTC", origin: box.payloadOffset,
+                            IPTC.itemise(parsed.datasets, bytes: bytes, location: "\(location)/IPTC",
+                                origin: box.payloadOffset,
                                          options: options, into: &items, notes: &notes)
                         }
                         layout.contents[i] = .iptc(datasets: parsed.datasets, map: map)
@@ -133,18 +146,21 @@ enum JP2Scanner {
             case "asoc":
                 let gml = try isGML(box, reader: reader)
                 _ = add(gml ? "jp2:gmljp2" : "jp2:asoc", gml ? .location : .content,
-                        gml ? "GMLJP2 association (geographic coordinates in GML)" : "association box (labels and XML)", unknown: !gml)
+                        gml ? "GMLJP2 association (geographic coordinates in GML)" : "association box (labels and XML)",
+                        unknown: !gml)
             case "xml ":
                 let bytes = try record()
                 if contains(bytes, "opengis.net/gml") {
                     _ = add("jp2:gmljp2", .location, "XML box holding GML (geographic coordinates)")
                 } else if contains(bytes, "adobe:ns:meta") || contains(bytes, "x:xmpmeta") {
                     let content = found.lists { items, notes in
-                        EmbeddedMetadata.xmpRecord(bytes, origin: box.payloadOffset, location: location, options: options, into: &items, notes: &notes)
+                        EmbeddedMetadata.xmpRecord(bytes, origin: box.payloadOffset, location: location,
+                            options: options, into: &items, notes: &notes)
                     }
                     layout.contents[i] = .metadata(content, uuid: [])
                 } else {
-                    inspect(add("jp2:xml", .content, "XML box, \(box.payloadSize) bytes", unknown: true), bytes, box, &found)
+                    inspect(add("jp2:xml", .content, "XML box, \(box.payloadSize) bytes", unknown: true), bytes, box,
+                        &found)
                 }
             case "lbl ":
                 inspect(add("jp2:label", .content, "label box"), try record(), box, &found)
@@ -155,23 +171,28 @@ enum JP2Scanner {
             case "jumb":
                 _ = add("jumbf:box", .provenance, "JUMBF box")
             default:
-                _ = add("jp2:box:\(box.type.description.trimmingWhitespace)", .content, "unknown box, \(box.size) bytes", unknown: true)
+                _ = add("jp2:box:\(box.type.description.trimmingWhitespace)", .content,
+                    "unknown box, \(box.size) bytes", unknown: true)
             }
         }
         guard sawHeader, sawCodestream else {
-            throw MetascrubError.malformed(format: format, path: sawHeader ? "jp2c" : "jp2h", offset: 0, reason: "no \(sawHeader ? "codestream" : "JP2 header") box")
+            throw MetascrubError.malformed(format: format, path: sawHeader ? "jp2c" : "jp2h", offset: 0,
+                reason: "no \(sawHeader ? "codestream" : "JP2 header") box")
         }
         if let trailer = listing.leftover {
-            layout.trailerItem = try found.trailer("jp2:trailer", trailer, in: source, location: "after the last box", after: "the last box")
+            layout.trailerItem = try found.trailer("jp2:trailer", trailer, in: source, location: "after the last box",
+                after: "the last box")
         }
         return found.result(layout)
     }
 
     static func checkBrands(_ ftyp: [UInt8], offset: Int64) throws {
         guard ftyp.count >= 8, ftyp.count % 4 == 0 else {
-            throw MetascrubError.malformed(format: format, path: "ftyp", offset: offset, reason: "file type box of \(ftyp.count) bytes")
+            throw MetascrubError.malformed(format: format, path: "ftyp", offset: offset,
+                reason: "file type box of \(ftyp.count) bytes")
         }
-        let brands = [FourCC(bytes: ftyp[0..<4])] + stride(from: 8, to: ftyp.count, by: 4).map { FourCC(bytes: ftyp[$0..<($0 + 4)]) }
+        let compatible = stride(from: 8, to: ftyp.count, by: 4).map { FourCC(bytes: ftyp[$0..<($0 + 4)]) }
+        let brands = [FourCC(bytes: ftyp[0..<4])] + compatible
         guard brands.contains(where: { JP2Layout.brands.contains($0) }) else {
             throw MetascrubError.unsupported(format: format, reason: "brand \(brands[0]) is neither JP2 nor JPX")
         }
@@ -181,10 +202,12 @@ enum JP2Scanner {
     static func header(_ box: Box, reader: BoxReader, found: inout ItemCollector) throws -> JP2Layout.Content {
         let listing = try reader.children(of: box, depth: 1)
         guard listing.leftover == nil else {
-            throw MetascrubError.malformed(format: format, path: box.path, offset: box.offset, reason: "bytes after the last header child")
+            throw MetascrubError.malformed(format: format, path: box.path, offset: box.offset,
+                reason: "bytes after the last header child")
         }
         guard listing.boxes.first?.type == "ihdr" else {
-            throw MetascrubError.malformed(format: format, path: "jp2h/ihdr", offset: box.payloadOffset, reason: "the header does not start with ihdr")
+            throw MetascrubError.malformed(format: format, path: "jp2h/ihdr", offset: box.payloadOffset,
+                reason: "the header does not start with ihdr")
         }
         var unknown: [Int: Int] = [:]
         for (c, child) in listing.boxes.enumerated() {
@@ -192,7 +215,8 @@ enum JP2Scanner {
                 try JP2HeaderFields.check(child, reader: reader)
             } else {
                 unknown[c] = found.add("jp2:header:\(child.type.description.trimmingWhitespace)", .content, child.range,
-                                       location: "\(box.type)@\(box.offset)/\(child.type)", detail: "unknown header box", unknown: true)
+                                       location: "\(box.type)@\(box.offset)/\(child.type)",
+                                           detail: "unknown header box", unknown: true)
             }
         }
         return .header(children: listing.boxes, unknown: unknown)
@@ -203,10 +227,12 @@ enum JP2Scanner {
         var comments: [Int: Int] = [:]
         let options = found.options
         for (c, comment) in stream.comments.enumerated() {
-            let text = (try? source.read(at: comment.range.lowerBound + 6, count: max(0, comment.range.count - 6))) ?? []
+            let length = max(0, comment.range.count - 6)
+            let text = (try? source.read(at: comment.range.lowerBound + 6, count: length)) ?? []
             let place = comment.tilePart.map { "\(location)/tile-part#\($0 + 1)/COM" } ?? "\(location)/COM#\(c + 1)"
             let item = found.add("j2k:comment", .content, comment.range, location: place,
-                                 value: comment.registration == 1 ? String(decoding: text.prefix(200), as: UTF8.self) : "(binary)",
+                                 value: comment.registration == 1 ? String(decoding: text.prefix(200), as: UTF8.self)
+                                     : "(binary)",
                                  detail: comment.registration == 1 ? "codestream comment" : "binary codestream comment")
             comments[c] = item
             found.lists { items, notes in
@@ -215,7 +241,8 @@ enum JP2Scanner {
             }
         }
         let trailing = stream.trailing.map {
-            found.add("j2k:trailing", .content, $0, location: "\(location) after EOC", detail: "bytes after the codestream's end", unknown: true)
+            found.add("j2k:trailing", .content, $0, location: "\(location) after EOC",
+                detail: "bytes after the codestream's end", unknown: true)
         }
         return .codestream(stream, comments: comments, trailing: trailing)
     }
@@ -228,7 +255,8 @@ enum JP2Scanner {
     static func inspect(_ item: Int, _ bytes: [UInt8], _ box: Box, _ found: inout ItemCollector) {
         let options = found.options
         found.lists { items, notes in
-            _ = ContentInspector.inspect(bytes, origin: box.payloadOffset, parent: item, options: options, items: &items, notes: &notes)
+            _ = ContentInspector.inspect(bytes, origin: box.payloadOffset, parent: item, options: options,
+                items: &items, notes: &notes)
         }
     }
 

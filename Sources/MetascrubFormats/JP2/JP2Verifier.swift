@@ -5,8 +5,10 @@ import MetascrubCore
 /// signature, file type and reader-requirements boxes, the header's decoding boxes, and every codestream byte
 /// apart from its COM segments and tile-part lengths, each of which must shrink by exactly the comments removed.
 enum JP2Verifier {
-    static func verify(original: any ByteSource, _ before: JP2Layout, cleaned: any ByteSource, _ after: JP2Layout) throws -> ContentCheck {
-        let method = "codestreams byte-identical apart from COM segments (tile-part lengths checked); signature, ftyp and header boxes identical"
+    static func verify(original: any ByteSource, _ before: JP2Layout, cleaned: any ByteSource,
+        _ after: JP2Layout) throws -> ContentCheck {
+        let method = "codestreams byte-identical apart from COM segments (tile-part lengths checked); "
+            + "signature, ftyp and header boxes identical"
         var check = ContentCheck(method: method, passed: false)
         func fail(_ detail: String) -> ContentCheck {
             check.detail = detail
@@ -15,20 +17,24 @@ enum JP2Verifier {
         guard before.bare == after.bare else { return fail("codestream wrapper changed") }
         let a = decoding(before), b = decoding(after)
         guard a.ranges.count == b.ranges.count, a.streams.count == b.streams.count, !a.streams.isEmpty else {
-            return fail("\(a.streams.count) codestreams and \(a.ranges.count) decoding boxes became \(b.streams.count) and \(b.ranges.count)")
+            return fail("\(a.streams.count) codestreams and \(a.ranges.count) decoding boxes became "
+                        + "\(b.streams.count) and \(b.ranges.count)")
         }
         for (x, y) in zip(a.ranges, b.ranges) {
-            guard try ByteComparison.equal(original, x, cleaned, y) else { return fail("decoding box at \(x.lowerBound) differs") }
+            guard try ByteComparison.equal(original, x, cleaned,
+                y) else { return fail("decoding box at \(x.lowerBound) differs") }
             check.identical.append((x, y))
         }
         for (x, y) in zip(a.streams, b.streams) {
             guard x.tileParts.count == y.tileParts.count else {
-                return fail("codestream at \(x.range.lowerBound): \(x.tileParts.count) tile-parts became \(y.tileParts.count)")
+                return fail("codestream at \(x.range.lowerBound): \(x.tileParts.count) tile-parts became "
+                            + "\(y.tileParts.count)")
             }
             for (t, (p, q)) in zip(x.tileParts, y.tileParts).enumerated() {
                 let removed = x.commentBytes(inTilePart: t) - y.commentBytes(inTilePart: t)
                 guard (p.psot == 0 && q.psot == 0) || Int64(p.psot) - removed == Int64(q.psot) else {
-                    return fail("tile-part \(t + 1) at \(p.offset): length \(p.psot) became \(q.psot) with \(removed) comment bytes removed")
+                    return fail("tile-part \(t + 1) at \(p.offset): length \(p.psot) became \(q.psot) "
+                                + "with \(removed) comment bytes removed")
                 }
             }
             guard let pairs = try sameConcatenation(original, x.codedRanges, cleaned, y.codedRanges) else {

@@ -131,8 +131,10 @@ public struct JPEGFormat: FormatHandler {
         switch layout.contents[index] {
         case .exif(let block, let map)?:
             let owned = map.owned
-            if owned.allSatisfy(plan.keeps), keepOrientation == nil || block.orientationValue == nil {
-                return owned.isEmpty ? nil : copy
+            if map.entries.allSatisfy(plan.keeps), keepOrientation == nil || block.orientationValue == nil {
+                if owned.isEmpty { return nil }
+                return try map.unchanged(keeps: plan.keeps).map { try Self.segment(0xE1, JPEGStructure.exifHeader + $0) }
+                    ?? copy
             }
             let kept = map.keptDirectories(of: block, keeps: plan.keeps, keepOrientation: keepOrientation)
             guard let built = ExifWriter(order: block.order, directories: kept.directories, thumbnail: kept.thumbnail).build() else { return nil }

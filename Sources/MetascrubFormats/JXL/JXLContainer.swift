@@ -78,8 +78,12 @@ enum JXLScanner {
                 let inner = FourCC(bytes: try source.read(at: box.payloadOffset, count: 4))
                 switch inner {
                 // Not decompressed: what is inside cannot be read or kept in part, so it goes under every policy.
-                case "Exif": add("exif:block", .device, "Brotli-compressed EXIF box, \(box.payloadSize - 4) bytes", unknown: true)
-                case "xml ": add("xmp:packet", .content, "Brotli-compressed XMP box, \(box.payloadSize - 4) bytes", unknown: true)
+                case "Exif":
+                    add("exif:block", .device, "Brotli-compressed EXIF box, \(box.payloadSize - 4) bytes",
+                        unknown: true)
+                case "xml ":
+                    add("xmp:packet", .content, "Brotli-compressed XMP box, \(box.payloadSize - 4) bytes",
+                        unknown: true)
                 case "jumb": add("jumbf:box", .provenance, "Brotli-compressed JUMBF box", unknown: true)
                 default: add("jxl:brob:\(inner.description.trimmingWhitespace)", .content, "Brotli-compressed \(inner) box", unknown: true)
                 }

@@ -111,7 +111,9 @@ struct MP4Scanner {
             let bytes = try source.read(at: box.payloadOffset, count: Int(box.payloadSize), format: format, path: box.path)
             if bytes.allSatisfy({ $0 == 0 }) { return }
         }
-        add("mp4:padding", .content, box, detail: "\(box.type) box whose \(box.payloadSize) bytes are not zero (old data)", edit: .drop(box))
+        // Zeros are padding; other bytes in a padding box are read by no one.
+        add("mp4:padding", .content, box, detail: "\(box.type) box whose \(box.payloadSize) bytes are not zero (old data)", unknown: true,
+            edit: .drop(box))
     }
 
     mutating func scanUUID(_ box: Box) throws {

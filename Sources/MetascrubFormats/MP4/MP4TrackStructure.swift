@@ -62,8 +62,8 @@ extension MP4Scanner {
                 try scanPadding(child.box)
             } else if !allowed.contains(child.type) {
                 add("mp4:box/\(child.type)", .content, child.box,
-                    detail: "box no player reads in \(node.type) of track \(track), \(child.box.size) bytes", unknown: true,
-                    edit: .drop(child.box))
+                    detail: "box no player reads in \(node.type) of track \(track), \(child.box.size) bytes",
+                    unknown: true, edit: .drop(child.box))
             } else {
                 try scanTrackStructure(child, track: track)
             }
@@ -71,22 +71,27 @@ extension MP4Scanner {
     }
 
     /// Boxes after a sample entry's fields that no decoder reads: cut out of the entry.
-    mutating func scanSampleEntryBoxes(stsd: Box, entry: Box, body: ArraySlice<UInt8>, handler: FourCC, track: UInt32) throws {
+    mutating func scanSampleEntryBoxes(stsd: Box, entry: Box, body: ArraySlice<UInt8>, handler: FourCC,
+                                       track: UInt32) throws {
         guard let start = MP4TrackStructure.childrenStart(handler: handler, body: body) else { return }
-        let listing = try reader.boxes(in: (entry.payloadOffset + Int64(start))..<entry.end, parentPath: entry.path, depth: 7)
+        let children = (entry.payloadOffset + Int64(start))..<entry.end
+        let listing = try reader.boxes(in: children, parentPath: entry.path, depth: 7)
         for child in listing.boxes where !MP4TrackStructure.sampleEntryChildren.contains(child.type) {
             add("mp4:sample-entry/\(child.type)", .content, child,
-                detail: "box no decoder reads in the \(entry.type) sample entry of track \(track), \(child.size) bytes", unknown: true,
-                edit: .cutSampleEntry(stsd: stsd, entry: entry, cut: child.range))
+                detail: "box no decoder reads in the \(entry.type) sample entry of track \(track), \(child.size) bytes",
+                unknown: true, edit: .cutSampleEntry(stsd: stsd, entry: entry, cut: child.range))
         }
         // QuickTime ends a sample entry's boxes with four zero bytes: zeros are padding, anything else is not.
-        if let leftover = listing.leftover, !leftover.isEmpty, try leftover.count > reader.limits.maxPayloadRead
-            || source.read(at: leftover.lowerBound, count: leftover.count, format: format, path: entry.path).contains(where: { $0 != 0 }) {
+        guard let leftover = listing.leftover, !leftover.isEmpty else { return }
+        let holdsData = try leftover.count > reader.limits.maxPayloadRead
+            || source.read(at: leftover.lowerBound, count: leftover.count, format: format, path: entry.path)
+                .contains { $0 != 0 }
+        if holdsData {
             let box = Box(type: entry.type, offset: leftover.lowerBound, size: Int64(leftover.count), headerSize: 0,
                           sizeForm: .compact, path: entry.path)
             add("mp4:sample-entry-slack", .content, box,
-                detail: "\(leftover.count) bytes after the last box of the \(entry.type) sample entry of track \(track)", unknown: true,
-                edit: .cutSampleEntry(stsd: stsd, entry: entry, cut: leftover))
+                detail: "\(leftover.count) bytes after the last box of the \(entry.type) sample entry of track \(track)",
+                unknown: true, edit: .cutSampleEntry(stsd: stsd, entry: entry, cut: leftover))
         }
     }
 
@@ -99,7 +104,8 @@ extension MP4Scanner {
         for at in stride(from: 8, to: payload.count - 3, by: 4) {
             let brand = FourCC(bytes: payload[at..<at + 4])
             // Zero brands are padding iTunes writes.
-            if !MP4TrackStructure.brands.contains(brand), Array(payload[at..<at + 4]) != major, payload[at..<at + 4].contains(where: { $0 != 0 }) {
+            let bytes = Array(payload[at..<at + 4])
+            if !MP4TrackStructure.brands.contains(brand), bytes != major, bytes.contains(where: { $0 != 0 }) {
                 let offset = box.payloadOffset + Int64(at)
                 fixes.append((offset..<offset + 4, major))
             }
@@ -112,14 +118,18 @@ extension MP4Scanner {
         // One item per run of adjacent unknown brands, covering just their bytes (what the proof looks for).
         var runs: [[(range: Range<Int64>, bytes: [UInt8])]] = []
         for fix in fixes {
-            if let last = runs.last?.last, last.range.upperBound == fix.range.lowerBound { runs[runs.count - 1].append(fix) } else { runs.append([fix]) }
+            if let last = runs.last?.last, last.range.upperBound == fix.range.lowerBound {
+                runs[runs.count - 1].append(fix)
+            } else {
+                runs.append([fix])
+            }
         }
         for run in runs {
             let range = run[0].range.lowerBound..<run[run.count - 1].range.upperBound
-            let bytes = Box(type: box.type, offset: range.lowerBound, size: Int64(range.count), headerSize: 0, sizeForm: .compact,
-                            path: box.path)
-            add("mp4:ftyp-brands", .content, bytes, detail: "\(range.count) bytes of compatible brands no reader knows", unknown: true,
-                edit: .patch(run))
+            let bytes = Box(type: box.type, offset: range.lowerBound, size: Int64(range.count), headerSize: 0,
+                            sizeForm: .compact, path: box.path)
+            add("mp4:ftyp-brands", .content, bytes, detail: "\(range.count) bytes of compatible brands no reader knows",
+                unknown: true, edit: .patch(run))
         }
     }
 
@@ -133,7 +143,8 @@ extension MP4Scanner {
         for (index, ref) in listing.boxes.enumerated() {
             let flags = try reader.fullBoxHeader(of: ref).flags
             let contained = flags & 1 != 0 && ref.payloadSize <= 4
-            if !contained && used.contains(index + 1) { usedContained = false }
+            // The self-contained flag says where the samples are; a location string next to it is only a name.
+            if flags & 1 == 0 && used.contains(index + 1) { usedContained = false }
             if !contained { outside = true }
         }
         if outside || listing.leftover != nil, usedContained {
@@ -143,7 +154,8 @@ extension MP4Scanner {
             var bytes = writer.bytes
             for _ in listing.boxes { bytes += BoxWriter.box("url ", [0, 0, 0, 1]) }
             // No sample entry uses the entries that name files: nothing reads them.
-            add("mp4:data-reference", .identity, dref, detail: "data references of track \(track) naming files outside this one",
+            add("mp4:data-reference", .identity, dref,
+                detail: "data references of track \(track) naming files outside this one",
                 unknown: true, edit: .replace(dref, BoxWriter.box("dref", bytes)))
         }
         return usedContained

@@ -200,6 +200,10 @@ extension MatroskaFormat {
             checksum(e, children)
             var number = 0
             for v in children where v.id == ID.void { try void(v, location: "Segment/Tracks/Void") }
+            for c in children where ![ID.trackEntry, ID.void, ID.crc].contains(c.id) {
+                _ = add(String(format16: "matroska:Tracks:0x", c.id), .content, c, location: "Segment/Tracks/0x\(String(c.id, radix: 16))",
+                        detail: "Tracks element no reader knows, \(c.dataSize) bytes", unknown: true, action: .void(c.range))
+            }
             for entry in children where entry.id == ID.trackEntry {
                 number += 1
                 try noteVideoTrack(entry)

@@ -5,10 +5,10 @@ import MetascrubCore
 /// script header a renderer reads. Any other TrackEntry child, and any other header line, is a stranger's bytes.
 enum MatroskaTrackEntry {
     static let known: Set<UInt32> = [
-        0xD7, 0x73C5, 0x83, 0xB9, 0x88, 0x55AA, 0x55AB, 0x55AC, 0x55AD, 0x55AE, 0x55AF, 0x9C, 0x6DE7, 0x6DF8, 0x23E383,
-        0x234E7A, 0x23314F, 0x537F, 0x55EE, 0x41E4, 0x536E, 0x22B59C, 0x22B59D, 0x86, 0x63A2, 0x258688, 0x7446, 0x3A9697,
-        0x3B4040, 0x26B240, 0xAA, 0x6FAB, 0x56AA, 0x56BB, 0x6624, 0xE0, 0xE1, 0xE2, 0xC0, 0xC1, 0xC6, 0xC7, 0xC4, 0x6D80,
-        0xEC, 0xBF,
+        0xD7, 0x73C5, 0x83, 0xB9, 0x88, 0x55AA, 0x55AB, 0x55AC, 0x55AD, 0x55AE, 0x55AF, 0x9C, 0x6DE7, 0x6DF8,
+        0x23E383, 0x234E7A, 0x23314F, 0x537F, 0x55EE, 0x41E4, 0x536E, 0x22B59C, 0x22B59D, 0x86, 0x63A2, 0x258688,
+        0x7446, 0x3A9697, 0x3B4040, 0x26B240, 0xAA, 0x6FAB, 0x56AA, 0x56BB, 0x6624, 0xE0, 0xE1, 0xE2, 0xC0, 0xC1,
+        0xC6, 0xC7, 0xC4, 0x6D80, 0xEC, 0xBF,
     ]
 
     /// `[Script Info]` keys libass and VSFilter read; the script's title is content and stays with it.
@@ -17,7 +17,9 @@ enum MatroskaTrackEntry {
         "ycbcr matrix", "layoutresx", "layoutresy", "timer", "collisions", "language",
     ]
     /// Sections a renderer reads from a Matroska ASS header.
-    static let sections: Set<String> = ["[script info]", "[v4+ styles]", "[v4 styles]", "[v4++ styles]", "[events]", "[fonts]", "[graphics]"]
+    static let sections: Set<String> = [
+        "[script info]", "[v4+ styles]", "[v4 styles]", "[v4++ styles]", "[events]", "[fonts]", "[graphics]",
+    ]
 
     /// Ranges (relative to the header) of the lines a renderer does not read: comments, editor keys such as
     /// `Original Script` and `Update Details`, and whole sections such as `[Aegisub Project Garbage]`. Each is
@@ -33,10 +35,12 @@ enum MatroskaTrackEntry {
                 section = line.lowercased()
                 if !sections.contains(section) { out.append(at..<end) }
             } else if !line.isEmpty {
-                let key = line.split(separator: ":", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+                let key = line.split(separator: ":", maxSplits: 1).first
+                    .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
                 let strange = !sections.contains(section) || line.hasPrefix(";") || line.hasPrefix("!:")
                     || (section == "[script info]" && !scriptInfoKeys.contains(key))
-                if strange && !(line.hasPrefix(";") && header[at..<end].allSatisfy { $0 == 0x3B || $0 == 0x20 }) { out.append(at..<end) }
+                let blanked = line.hasPrefix(";") && header[at..<end].allSatisfy { $0 == 0x3B || $0 == 0x20 }
+                if strange && !blanked { out.append(at..<end) }
             }
             at = end + 1
         }
@@ -57,16 +61,25 @@ extension MatroskaFormat.Scanner {
         // One item per run of adjacent lines, covering just their bytes (what the residue proof looks for).
         var runs: [[Range<Int>]] = []
         for line in lines {
-            if let last = runs.last?.last, line.lowerBound - last.upperBound <= 2 { runs[runs.count - 1].append(line) } else { runs.append([line]) }
+            if let last = runs.last?.last, line.lowerBound - last.upperBound <= 2 {
+                runs[runs.count - 1].append(line)
+            } else {
+                runs.append([line])
+            }
         }
         var patches: [(range: Range<Int64>, bytes: [UInt8])] = []
         for run in runs {
-            let mine = run.map { (range: c.dataOffset + Int64($0.lowerBound)..<c.dataOffset + Int64($0.upperBound), bytes: MatroskaTrackEntry.blank($0.count)) }
+            let mine = run.map {
+                (range: c.dataOffset + Int64($0.lowerBound)..<c.dataOffset + Int64($0.upperBound),
+                 bytes: MatroskaTrackEntry.blank($0.count))
+            }
             let span = mine[0].range.lowerBound..<mine[mine.count - 1].range.upperBound
-            let value = found.options.includeValues ? String(decoding: header[run[0].lowerBound..<run[run.count - 1].upperBound], as: UTF8.self) : nil
-            let item = found.add("matroska:ass-editor-lines", .content, span, location: "\(location)/CodecPrivate", value: value,
-                                 detail: "\(run.count) lines of the ASS script header no renderer reads (editor project data, comments, script credits)",
-                                 unknown: true)
+            let text = header[run[0].lowerBound..<run[run.count - 1].upperBound]
+            let value = found.options.includeValues ? String(decoding: text, as: UTF8.self) : nil
+            let detail = "\(run.count) lines of the ASS script header no renderer reads "
+                + "(editor project data, comments, script credits)"
+            let item = found.add("matroska:ass-editor-lines", .content, span, location: "\(location)/CodecPrivate",
+                                 value: value, detail: detail, unknown: true)
             layout.actions[item, default: []].append(.patch(mine))
             patches += mine
         }

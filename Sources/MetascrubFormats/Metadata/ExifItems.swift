@@ -10,10 +10,20 @@ public struct ExifItems: Sendable {
     public var thumbnailItem: Int?
     /// Bytes of the block no directory refers to (an unlinked GPS IFD, old values left behind): never copied.
     public var unreferencedItem: Int?
+    /// The block with those bytes zeroed: what is written when every entry stays, so nothing moves (a maker note's
+    /// offsets keep pointing where they did).
+    public var blanked: [UInt8]?
 
+    /// The entries' and the thumbnail's items.
+    public var entries: [Int] { Array(entryOfItem.keys) + (thumbnailItem.map { [$0] } ?? []) }
     /// Item indexes whose fate decides whether the block can be copied as it is.
-    public var owned: [Int] {
-        Array(entryOfItem.keys) + (thumbnailItem.map { [$0] } ?? []) + (unreferencedItem.map { [$0] } ?? [])
+    public var owned: [Int] { entries + (unreferencedItem.map { [$0] } ?? []) }
+
+    /// The block as it is written when every entry is kept: nil to copy it, or the block with its unreferenced
+    /// bytes zeroed when those go.
+    public func unchanged(keeps: (Int) -> Bool) -> [UInt8]? {
+        guard let item = unreferencedItem, !keeps(item) else { return nil }
+        return blanked
     }
 
     /// Technical tags a decoder or colour manager may read: structure, not personal.
@@ -77,7 +87,8 @@ public struct ExifItems: Sendable {
         options: ScanOptions, into items: inout [MetadataItem], notes: inout [Note]
     ) -> ExifItems {
         var map = ExifItems()
-        map.unreferencedItem = unreferenced(block, raw: raw, location: location, origin: origin, namespace: namespace, into: &items)
+        (map.unreferencedItem, map.blanked) = unreferenced(block, raw: raw, location: location, origin: origin,
+                                                           namespace: namespace, into: &items)
         for directory in [ExifDirectory.ifd0, .exif, .gps, .interop] {
             for (index, entry) in block.entries(directory).enumerated() {
                 let known = ExifTagNames.name(tag: entry.tag, ifd: libexifKind(directory))

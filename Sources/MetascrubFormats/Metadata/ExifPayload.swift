@@ -54,7 +54,9 @@ struct ExifPayload {
     func rewrite(plan: CleanPlan, keepOrientation: Bool?, notes: inout [Note]) -> Rewrite {
         let owned = map.owned
         if owned.isEmpty { return .drop }
-        if owned.allSatisfy(plan.keeps), keepOrientation == nil || block.orientationValue == nil { return .copy }
+        if map.entries.allSatisfy(plan.keeps), keepOrientation == nil || block.orientationValue == nil {
+            return map.unchanged(keeps: plan.keeps).map { .replace($0) } ?? .copy
+        }
         let kept = map.keptDirectories(of: block, keeps: plan.keeps, keepOrientation: keepOrientation)
         guard let built = ExifWriter(order: block.order, directories: kept.directories, thumbnail: kept.thumbnail).build() else {
             return .drop

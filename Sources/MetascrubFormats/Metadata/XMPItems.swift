@@ -88,7 +88,9 @@ public enum XMPItems {
                 keys[index] = exivKey
             }
             positions(in: tag.value, property: index, options: options, items: &items)
-            contactField(tag, property: index, options: options, items: &items)
+            if let field = contactField(tag, property: index, options: options, items: &items) {
+                keys[field] = fieldPath(tag.key)
+            }
         }
         // XML comments are no property anyone reads, yet travel with a packet kept whole: an unknown item, whose
         // removal makes the rebuild re-serialise the packet without them.
@@ -129,8 +131,13 @@ public enum XMPItems {
     /// Fields of a structure that say where a person lives or how to reach them (a licensor's street address, a
     /// contact's phone) are items inside the structure, so a policy that keeps the structure for its name still sees
     /// an address in it: `plus:Licensor/plus:LicensorCity` is a location, `…Telephone1` identity.
-    static func contactField(_ tag: DecodedTag, property: Int, options: ScanOptions, items: inout [MetadataItem]) {
-        guard let slash = tag.key.lastIndex(of: "/"), !tag.value.isEmpty else { return }
+    /// The field is `separable`: the packet is rebuilt without it (`rebuild`), the structure's other fields kept.
+    /// Returns the field's item, when one was added.
+    @discardableResult
+    static func contactField(
+        _ tag: DecodedTag, property: Int, options: ScanOptions, items: inout [MetadataItem]
+    ) -> Int? {
+        guard let slash = tag.key.lastIndex(of: "/"), !tag.value.isEmpty else { return nil }
         let field = String(tag.key[tag.key.index(after: slash)...])
         let local = field.split(separator: ":").last.map { String($0).lowercased() } ?? ""
         let category: Category
@@ -138,24 +145,42 @@ public enum XMPItems {
             .contains(where: { local.hasSuffix($0) }) { category = .location }
         else if ["telephone1", "telephone2", "telwork", "email", "emailwork", "url", "urlwork"]
             .contains(where: { local.hasSuffix($0) }) { category = .identity }
-        else { return }
-        guard items[property].category != category else { return }
+        else { return nil }
+        guard items[property].category != category else { return nil }
         let key = "\(items[property].key)/\(field)"
-        guard !items[property...].contains(where: { $0.parent == property && $0.key == key }) else { return }
-        items.append(MetadataItem(
+        guard !items[property...].contains(where: { $0.parent == property && $0.key == key }) else { return nil }
+        var item = MetadataItem(
             key: key, category: category, location: "\(items[property].location)/\(field)", offset: items[property].offset,
             length: Int64(tag.size), value: options.includeValues ? String(tag.value.prefix(200)) : nil,
             detail: "\(category == .location ? "an address" : "contact details") inside \(items[property].key)",
-            parent: property))
+            parent: property)
+        item.separable = true
+        items.append(item)
+        return items.count - 1
     }
 
-    /// The rebuilt packet: unchanged when everything is kept, nil when nothing is.
+    /// An exiv2 key without its array indices: "Xmp.plus.Licensor[1]/plus:LicensorCity" →
+    /// "Xmp.plus.Licensor/plus:LicensorCity", the same field in every element of the array.
+    static func fieldPath(_ key: String) -> String {
+        var path = ""
+        var inIndex = false
+        for character in key {
+            if character == "[" { inIndex = true } else if character == "]" { inIndex = false }
+            else if !inIndex { path.append(character) }
+        }
+        return path
+    }
+
+    /// The rebuilt packet: unchanged when everything is kept, nil when nothing is. `keys` holds top-level
+    /// properties and, with a `/` in them, structure fields (`fieldPath`): a removed field of a kept property is
+    /// left out of it.
     public static func rebuild(packet: [UInt8], keys: [Int: String], keeps: (Int) -> Bool) throws -> [UInt8]? {
         let kept = keys.filter { keeps($0.key) }
         if kept.count == keys.count { return packet }
-        let properties = Set(kept.values).subtracting([commentKey])
+        let properties = Set(kept.values.filter { !$0.contains("/") }).subtracting([commentKey])
         if properties.isEmpty || properties.contains("*") { return nil }
-        return try Exiv2.filterXMP(packet: packet, keepingTopLevelKeys: properties)
+        let fields = Set(keys.filter { !keeps($0.key) }.values.filter { $0.contains("/") })
+        return try Exiv2.filterXMP(packet: packet, keepingTopLevelKeys: properties, droppingFields: fields)
     }
 
     /// The `keys` entry of a packet's XML comments (no exiv2 key: re-serialising drops them).

@@ -10,7 +10,11 @@ import MetascrubCore
 struct PDFContentDigest {
     /// Keys that hold metadata or navigation, not drawing: a clean may remove the first ones, and /Parent and
     /// /P lead back up to the page tree.
-    static let skipped: Set<String> = ["/Metadata", "/PieceInfo", "/LastModified", "/Thumb", "/AA", "/Parent", "/P", "/Length"]
+    /// An attached file (/EF, /RF) is not drawn either: a file attachment annotation shows its icon.
+    static let skipped: Set<String> = [
+        "/Metadata", "/PieceInfo", "/LastModified", "/Thumb", "/AA", "/Parent", "/P", "/Length", "/EF", "/RF",
+    ]
+    static let annotationMetadata: Set<String> = ["/T", "/M", "/CreationDate"]
     static let inherited = ["/Resources", "/MediaBox", "/CropBox", "/Rotate"]
 
     let document: QPDFDocument
@@ -64,7 +68,9 @@ struct PDFContentDigest {
         case ot_dictionary, ot_stream:
             let stream = document.isStream(oh)
             hasher.add(stream ? "stream<<" : "<<")
-            for key in document.keys(oh) where !Self.skipped.contains(key) {
+            // An annotation's author and times are not drawn (a clean removes them from reviewers' annotations).
+            let annotation = document.has(oh, "/Rect")
+            for key in document.keys(oh) where !Self.skipped.contains(key) && !(annotation && Self.annotationMetadata.contains(key)) {
                 hasher.add(key)
                 add(document.get(oh, key), &hasher, &seen, depth: depth + 1)
             }

@@ -13,7 +13,8 @@ public struct PDFFormat: FormatHandler {
         try PDFScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult<PDFLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+    public func clean(_ input: any ByteSource, scan: ScanResult<PDFLayout>, plan: CleanPlan,
+                      to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         let document = try QPDFDocument(input)
         // Attached files first: their streams are found by the places the scan recorded, which removing a
@@ -54,27 +55,34 @@ public struct PDFFormat: FormatHandler {
             }
         }
         guard !removed.isEmpty else { return }
-        if removed.count == layout.attachments.count, let names = layout.namesDictionary.flatMap({ document.resolve($0) }) {
+        var stripped = removed
+        // None of the listed files stays: the list goes, names and descriptions with it.
+        if removed.filter(\.listed).count == layout.attachments.filter(\.listed).count,
+           let names = layout.namesDictionary.flatMap({ document.resolve($0) }) {
             document.remove(names, "/EmbeddedFiles")
-        } else {
-            for attachment in removed {
-                guard let spec = document.resolve(attachment.fileSpec) else { continue }
-                document.remove(spec, "/EF")
-                document.remove(spec, "/RF")
-            }
+            stripped.removeAll(where: \.listed)
+        }
+        for attachment in stripped {
+            guard let spec = document.resolve(attachment.fileSpec) else { continue }
+            document.remove(spec, "/EF")
+            document.remove(spec, "/RF")
         }
         try document.check("attached files")
     }
 
     public func verifyContent(original: any ByteSource, _ before: PDFLayout, cleaned: any ByteSource, _ after: PDFLayout,
                               result: CleanResult) throws -> ContentCheck {
-        let method = "every page's content streams and what its dictionary reaches (resources, fonts, images, annotations) by SHA-256 through QPDF"
+        let method = "every page's content streams and what its dictionary reaches (resources, fonts, images, "
+            + "annotations) by SHA-256 through QPDF"
         guard before.pageDigests.count == after.pageDigests.count else {
-            return ContentCheck(method: method, passed: false, detail: "\(before.pageDigests.count) pages became \(after.pageDigests.count)")
+            return ContentCheck(method: method, passed: false,
+                                detail: "\(before.pageDigests.count) pages became \(after.pageDigests.count)")
         }
         if let page = zip(before.pageDigests, after.pageDigests).enumerated().first(where: { $0.element.0 != $0.element.1 }) {
             return ContentCheck(method: method, passed: false, detail: "page \(page.offset + 1) differs")
         }
-        return ContentCheck(method: method, passed: true)
+        var check = ContentCheck(method: method, passed: true)
+        check.decoded = (try PDFDecodedStreams.of(original), try PDFDecodedStreams.of(cleaned))
+        return check
     }
 }

@@ -17,6 +17,8 @@ public struct PDFLayout: Sendable {
         /// The file specification (its /EF holds the file) and the embedded file stream itself.
         var fileSpec: PDFPlace
         var stream: PDFPlace
+        /// In the catalog's /EmbeddedFiles name tree (not an annotation's or an action's own file).
+        var listed: Bool
     }
 
     /// Item → the dictionary and key it stands for: removing the item removes the key.
@@ -51,6 +53,10 @@ struct PDFScanner {
     static func scan(_ input: any ByteSource, options: ScanOptions) throws -> ScanResult<PDFLayout> {
         let document = try QPDFDocument(input)
         var scanner = PDFScanner(document, options: options)
+        if let repaired = document.repaired, case .malformed(_, _, let offset, let reason) = repaired {
+            try scanner.found.damaged(repaired, at: offset, "QPDF repaired the document while reading it (\(reason)); every object it "
+                + "found is walked and the file is written fresh")
+        }
         try scanner.walkTrailer()
         scanner.layout.pageDigests = try PDFContentDigest(document).pages()
         try scanner.documentID()
@@ -127,13 +133,15 @@ struct PDFScanner {
         if let ref, ref == info { return infoDictionary(oh, place) }
         let isCatalog = ref != nil && ref == catalog
         let isPage = document.name(document.get(oh, "/Type")) == "/Page"
-        let what = isCatalog ? "catalog" : isPage ? "page" : "object"
+        let isMarkup = document.has(oh, "/Rect") && Self.markupAnnotations.contains(document.name(document.get(oh, "/Subtype")) ?? "")
+        let what = isCatalog ? "catalog" : isPage ? "page" : isMarkup ? "annotation" : "object"
+        let prefix = what == "object" ? "\(place)" : "\(what) \(place)"
         for key in document.keys(oh) {
             let value = document.get(oh, key)
-            let location = "\(what) \(place)/\(key.dropFirst())"
+            let location = "\(prefix)/\(key.dropFirst())"
             switch key {
             case "/Metadata" where document.isStream(value):
-                xmp(value, owner: place, location: "\(what) \(place)/Metadata")
+                xmp(value, owner: place, location: "\(prefix)/Metadata")
             case "/PieceInfo":
                 remove(key, in: place, "pdf:PieceInfo", .software, location: location, value: document.text(value),
                        detail: "\(what) /PieceInfo: the editing application's private data")
@@ -149,6 +157,15 @@ struct PDFScanner {
                 remove(key, in: place, "pdf:SpiderInfo", .content, location: location, detail: "web capture: where pages came from")
             case "/Names" where isCatalog:
                 try names(value, place.appending(.key(key)), depth: depth + 1)
+            case "/T" where isMarkup:
+                remove(key, in: place, "pdf:Annot/T", .identity, location: location, value: document.text(value),
+                       detail: "who wrote the annotation")
+            case "/M" where isMarkup, "/CreationDate" where isMarkup:
+                remove(key, in: place, "pdf:Annot\(key)", .time, location: location, value: document.text(value),
+                       detail: "when the annotation was made or changed")
+            case "/EF" where document.isDictionary(value):
+                let named = ["/UF", "/F"].first { document.has(oh, $0) }.map { document.text(document.get(oh, $0)) } ?? "unnamed"
+                fileSpecification(oh, place, name: named, location: location, listed: false)
             case "/AF" where isCatalog:
                 remove(key, in: place, "pdf:AF", .embedded, location: location, detail: "associated files of the document")
             case _ where isCatalog && !Self.catalogKeys.contains(key):
@@ -167,6 +184,13 @@ struct PDFScanner {
         }
         return document.text(action)
     }
+
+    /// Annotations a reviewer writes (PDF 2.0, 12.5.6.2), whose /T names the reviewer; a widget's /T is its form
+    /// field's name and stays.
+    static let markupAnnotations: Set<String> = [
+        "/Text", "/FreeText", "/Line", "/Square", "/Circle", "/Polygon", "/PolyLine", "/Highlight", "/Underline",
+        "/Squiggly", "/StrikeOut", "/Stamp", "/Caret", "/Ink", "/FileAttachment", "/Sound", "/Redact", "/Popup",
+    ]
 
     /// Keys of the document catalog the PDF 2.0 standard defines; any other is an application's own.
     static let catalogKeys: Set<String> = [
@@ -231,16 +255,23 @@ struct PDFScanner {
             let spec = document.item(names, index + 1)
             let specPlace = document.ref(spec).map { PDFPlace(object: $0) } ?? place.appending(.key("/Names")).appending(.index(index + 1))
             if let ref = document.ref(spec) { visited.insert(ref) }
-            let ef = document.get(spec, "/EF")
-            let stream = document.has(ef, "/F") ? document.get(ef, "/F") : document.get(ef, "/UF")
-            guard document.isStream(stream), let streamRef = document.ref(stream) else { continue }
-            visited.insert(streamRef)
-            let bytes = document.streamData(stream, decoded: true)
-            let item = found.add("pdf:EmbeddedFile", .embedded, location: "EmbeddedFiles/\(name)", value: name,
-                                 detail: "attached file \"\(name)\", \(bytes?.count ?? 0) bytes")
-            layout.attachments.append(.init(item: item, fileSpec: specPlace, stream: PDFPlace(object: streamRef)))
-            if let bytes { _ = found.embeddedFile(bytes, item: item, origin: nil) }
+            fileSpecification(spec, specPlace, name: name, location: "EmbeddedFiles/\(name)", listed: true)
         }
+    }
+
+    /// A file specification whose /EF holds the file itself: an item, its bytes handed to their own handler.
+    /// `listed`: named in the catalog's list of attached files (others hang from annotations or actions).
+    private mutating func fileSpecification(_ spec: QPDFDocument.Handle, _ place: PDFPlace, name: String, location: String,
+                                            listed: Bool) {
+        let ef = document.get(spec, "/EF")
+        let stream = document.has(ef, "/F") ? document.get(ef, "/F") : document.get(ef, "/UF")
+        guard document.isStream(stream), let streamRef = document.ref(stream) else { return }
+        visited.insert(streamRef)
+        let bytes = document.streamData(stream, decoded: true)
+        let item = found.add("pdf:EmbeddedFile", .embedded, location: location, value: name,
+                             detail: "attached file \"\(name)\", \(bytes?.count ?? 0) bytes")
+        layout.attachments.append(.init(item: item, fileSpec: place, stream: PDFPlace(object: streamRef), listed: listed))
+        if let bytes { _ = found.embeddedFile(bytes, item: item, origin: nil) }
     }
 
     /// A /Metadata stream's XMP packet: each property an item, through the shared XMP reader.

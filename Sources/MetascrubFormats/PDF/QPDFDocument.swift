@@ -57,6 +57,11 @@ final class QPDFDocument {
             buffer.withMemoryRebound(to: CChar.self) { qpdf_read_memory(data, "pdf", $0.baseAddress, UInt64($0.count), "") }
         }
         if status & QPDF_ERRORS != 0 { throw error(path: "document") }
+        // The first warning that names a byte says most ("xref not found" rather than "file is damaged").
+        while qpdf_more_warnings(data) != 0, let warning = qpdf_next_warning(data) {
+            let typed = Self.typed(data, warning, path: "document")
+            if repaired == nil || (repaired?.offset ?? 0) == 0 && (typed.offset ?? 0) > 0 { repaired = typed }
+        }
         if qpdf_is_encrypted(data) != 0 {
             throw MetascrubError.unsupported(format: "PDF", reason: "the document is encrypted; metascrub does not decrypt PDFs")
         }
@@ -70,11 +75,22 @@ final class QPDFDocument {
 
     private var q: qpdf_data { data! }
 
-    /// The error QPDF recorded, as a typed error at `path`.
+    /// The error QPDF recorded, as a typed error at `path` and the byte QPDF names.
     func error(path: String) -> MetascrubError {
-        let text = qpdf_get_error(q).flatMap { qpdf_get_error_full_text(q, $0) }.map { String(cString: $0) } ?? "unknown QPDF error"
-        return .malformed(format: "PDF", path: path, offset: 0, reason: text)
+        guard let error = qpdf_get_error(q) else { return .malformed(format: "PDF", path: path, offset: 0, reason: "unknown QPDF error") }
+        return Self.typed(q, error, path: path)
     }
+
+    private static func typed(_ q: qpdf_data, _ error: qpdf_error, path: String) -> MetascrubError {
+        let detail = qpdf_get_error_message_detail(q, error).map { String(cString: $0) }
+        let full = qpdf_get_error_full_text(q, error).map { String(cString: $0) }
+        let text = detail.flatMap { $0.isEmpty ? nil : $0 } ?? full ?? "QPDF error"
+        return .malformed(format: "PDF", path: path, offset: Int64(clamping: qpdf_get_error_file_position(q, error)), reason: text)
+    }
+
+    /// What QPDF had to repair while reading (a cross-reference table rebuilt, a stream length recovered): the
+    /// first such warning, or nil for a sound file.
+    private(set) var repaired: MetascrubError?
 
     /// Throws the error QPDF recorded during the last calls, if any.
     func check(_ path: @autoclosure () -> String) throws {

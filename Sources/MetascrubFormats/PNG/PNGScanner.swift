@@ -108,8 +108,9 @@ enum PNGScanner {
                         found.inspectWhole(item, payload: inflated, origin: chunk.dataOffset)
                     } else {
                         found.items[item].isUnknown = true
-                        found.notes.append(Note(.warning, code: "inflate-refused",
-                                                "\(chunk.type) text \(text.keyword) does not inflate within \(PNGText.packetLimit) bytes; removed unread",
+                        let what = "\(chunk.type) text \(text.keyword) does not inflate within "
+                            + "\(PNGText.packetLimit) bytes"
+                        found.notes.append(Note(.warning, code: "inflate-refused", what + "; removed unread",
                                                 offset: chunk.offset))
                     }
                 }

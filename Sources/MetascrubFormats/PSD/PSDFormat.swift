@@ -76,7 +76,14 @@ public struct PSDFormat: FormatHandler {
         guard try ByteComparison.equal(original, a.layersAndImage, cleaned, b.layersAndImage, skipping: holes, proving: &identical) else {
             return ContentCheck(method: method, passed: false, detail: "the layer and mask section or the image data differs")
         }
-        let left = a.resources.filter { PSDScanner.isDocumentResource($0.id) }, right = b.resources.filter { PSDScanner.isDocumentResource($0.id) }
+        // The document resources the scan kept as structure (one that is not its fields' length is an item).
+        func document(_ layout: PSDLayout) -> [PSDStructure.Resource] {
+            zip(layout.structure.resources, layout.fates).compactMap { resource, fate in
+                if case .document = fate { return resource }
+                return nil
+            }
+        }
+        let left = document(before), right = document(after)
         guard left.count == right.count, try zip(left, right).allSatisfy({
             try ByteComparison.equal(original, $0.0.range, cleaned, $0.1.range, skipping: [], proving: &identical)
         }) else {

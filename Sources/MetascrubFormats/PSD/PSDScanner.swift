@@ -79,8 +79,9 @@ enum PSDScanner {
             switch resource.id {
             case let id where isDocumentResource(id):
                 if size <= parseLimit, !PSDResourceShape.isExact(id, try data()) {
-                    fates.append(block("photoshop:resource:\(String(format4hex: id))", .content,
-                                       detail: "document resource \(String(format4hex: id)) that is not its fields' length, \(size) bytes",
+                    let name = String(format4hex: id)
+                    fates.append(block("photoshop:resource:\(name)", .content,
+                                       detail: "document resource \(name) not its fields' length, \(size) bytes",
                                        unknown: true))
                 } else {
                     fates.append(.document)

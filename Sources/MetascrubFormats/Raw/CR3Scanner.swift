@@ -66,8 +66,10 @@ enum CR3Scanner {
                     // A box no reader of the format knows (or free space holding old data): its payload is
                     // blanked in place, so nothing else moves.
                     guard try !HEIFScanner.isZero(source, box.payloadRange) else { continue }
-                    let item = found.add("cr3:box:\(box.type.description.trimmingWhitespace)", .content, box.payloadRange, location: box.path,
-                                         detail: "\(box.payloadSize) bytes in a top-level box CR3 readers do not read", unknown: true)
+                    let key = "cr3:box:\(box.type.description.trimmingWhitespace)"
+                    let item = found.add(key, .content, box.payloadRange, location: box.path,
+                                         detail: "\(box.payloadSize) bytes in a top-level box CR3 readers do not read",
+                                         unknown: true)
                     layout.actions[item] = .blank(box.payloadRange)
                 }
             }

@@ -121,7 +121,8 @@ enum RawTIFFScanner {
         /// Reads one IFD and remembers what it spans (its table and every entry's value) for `itemiseTrailing`.
         mutating func readIFD(at offset: Int64, path: String) throws -> TIFFStructure.IFD {
             let ifd = try structure.readIFD(source, at: offset, path: path, visited: &visited, notes: &found.notes)
-            spans.append(ifd.offset..<ifd.offset + 2 + Int64(ifd.entries.count) * structure.entrySize + structure.inlineCapacity)
+            let table = 2 + Int64(ifd.entries.count) * structure.entrySize + structure.inlineCapacity
+            spans.append(ifd.offset..<ifd.offset + table)
             spans += ifd.entries.map { $0.valueOffset..<$0.valueOffset + $0.byteCount }
             return ifd
         }

@@ -102,6 +102,9 @@ public struct ContentCheck: Sendable {
     /// Ranges of the cleaned file this check compared byte for byte with the original's (a JPEG's frame, tables
     /// and entropy-coded data): the residue proof need not search them again (see docs/threat-model.md).
     public var identical: [(original: Range<Int64>, cleaned: Range<Int64>)] = []
+    /// What both files hold in coded form that a byte search cannot see (a PDF's compressed streams, decoded),
+    /// the original's and the cleaned file's: the residue proof searches them too, after each file's bytes.
+    public var decoded: (original: [UInt8], cleaned: [UInt8])?
 
     public init(method: String, passed: Bool, detail: String? = nil) {
         self.method = method

@@ -18,15 +18,18 @@ final class SVGDocument {
 
     init(_ bytes: [UInt8]) throws {
         guard bytes.count <= Self.sizeLimit else {
-            throw MetascrubError.limitExceeded(format: "SVG", path: "document", offset: 0, limit: "\(Self.sizeLimit) bytes of XML")
+            throw MetascrubError.limitExceeded(format: "SVG", path: "document", offset: 0,
+                limit: "\(Self.sizeLimit) bytes of XML")
         }
         var message = [CChar](repeating: 0, count: 256)
         var line: Int32 = 0
-        let parsed = bytes.withUnsafeBufferPointer { msx_parse($0.baseAddress, bytes.count, &message, message.count, &line) }
+        let parsed = bytes.withUnsafeBufferPointer { msx_parse($0.baseAddress, bytes.count, &message, message.count,
+            &line) }
         guard let parsed else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw MetascrubError.malformed(format: "SVG", path: "line \(line)", offset: 0,
-                                           reason: text.split(separator: "\n").first.map(String.init) ?? "not well-formed XML")
+                                           reason: text.split(separator: "\n").first.map(String.init)
+                                               ?? "not well-formed XML")
         }
         doc = parsed
         count = msx_node_count(parsed)
@@ -70,6 +73,16 @@ final class SVGDocument {
         guard status == 0 else { throw failure("could not set attribute \(a) of node \(i)") }
     }
 
+    /// An attribute's value with its references replaced, as CSS and URL parsers read it.
+    func attributeText(_ i: Int, _ a: Int) -> String { Self.take(msx_attribute_text(doc, i, a)) }
+
+    func setContent(_ i: Int, to value: [UInt8]) throws {
+        let status = (value + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { msx_set_node_content(doc, i, $0.baseAddress) }
+        }
+        guard status == 0 else { throw failure("could not set the text of node \(i)") }
+    }
+
     func removeAttribute(_ i: Int, _ a: Int) { _ = msx_remove_attribute(doc, i, a) }
 
     func removeNode(_ i: Int) throws {
@@ -84,7 +97,8 @@ final class SVGDocument {
     /// The document as libxml2 writes it (UTF-8, no reformatting).
     func serialised() throws -> [UInt8] {
         var size = 0
-        guard let memory = msx_serialise(doc, &size) else { throw failure("libxml2 could not write the cleaned document") }
+        guard let memory = msx_serialise(doc,
+            &size) else { throw failure("libxml2 could not write the cleaned document") }
         defer { msx_string_free(memory) }
         return Array(UnsafeBufferPointer(start: memory, count: size))
     }

@@ -11,7 +11,8 @@ public struct SVGFormat: FormatHandler {
         try SVGScanner.scan(input, options: options)
     }
 
-    public func clean(_ input: any ByteSource, scan: ScanResult<SVGLayout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
+    public func clean(_ input: any ByteSource, scan: ScanResult<SVGLayout>, plan: CleanPlan,
+        to output: any OutputSink) throws -> CleanResult {
         let layout = scan.layout
         let result = CleanResult(method: .remux)
         let cleanedImages = try scan.cleanedEmbeddedFiles(plan)
@@ -24,7 +25,17 @@ public struct SVGFormat: FormatHandler {
                 images.append((image, nil))
             }
         }
-        guard !dropped.isEmpty || !images.isEmpty else {
+        // Images in CSS: per attribute or text node, the new body of each image that changes (empty when removed).
+        var styles: [[Int]: [Int: [UInt8]]] = [:]
+        for (item, image) in layout.styleImages {
+            let key = [image.node, image.attribute ?? -1]
+            if let bytes = cleanedImages[item] {
+                styles[key, default: [:]][image.index] = bytes
+            } else if !plan.keeps(item) {
+                styles[key, default: [:]][image.index] = []
+            }
+        }
+        guard !dropped.isEmpty || !images.isEmpty || !styles.isEmpty else {
             try output.copy(from: input, offset: 0, count: input.size)
             return result
         }
@@ -33,9 +44,19 @@ public struct SVGFormat: FormatHandler {
         // until the document is freed, so one inside another removed node is never freed twice.
         for (image, bytes) in images {
             if let bytes {
-                try document.setAttribute(image.node, image.attribute, to: Array(image.header.utf8) + Base64.encode(bytes))
+                try document.setAttribute(image.node, image.attribute,
+                    to: Array(image.header.utf8) + Base64.encode(bytes))
             } else {
                 document.removeAttribute(image.node, image.attribute)
+            }
+        }
+        for (key, replacements) in styles {
+            if key[1] >= 0 {
+                let text = Array(document.attributeText(key[0], key[1]).utf8)
+                try document.setAttribute(key[0], key[1], to: SVGDataImages.replacing(text, replacements))
+            } else {
+                try document.setContent(key[0], to: SVGDataImages.replacing(Array(document.content(key[0]).utf8),
+                    replacements))
             }
         }
         for target in dropped {
@@ -49,11 +70,14 @@ public struct SVGFormat: FormatHandler {
         return result
     }
 
-    public func verifyContent(original: any ByteSource, _ before: SVGLayout, cleaned: any ByteSource, _ after: SVGLayout,
+    public func verifyContent(original: any ByteSource, _ before: SVGLayout, cleaned: any ByteSource,
+        _ after: SVGLayout,
                               result: CleanResult) throws -> ContentCheck {
-        let method = "SVG rendering projection (SVG elements, attributes, text, entity references, style sheets) identical"
+        let method = "SVG rendering projection (SVG elements, attributes, text, entity references, style sheets) "
+            + "identical"
         guard before.projection == after.projection else {
-            let at = zip(before.projection, after.projection).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            let at = zip(before.projection,
+                after.projection).enumerated().first { $0.element.0 != $0.element.1 }?.offset
                 ?? min(before.projection.count, after.projection.count)
             return ContentCheck(method: method, passed: false, detail: "the rendering projection differs at byte \(at)")
         }

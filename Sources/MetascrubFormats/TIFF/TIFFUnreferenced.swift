@@ -6,20 +6,22 @@ import MetascrubCore
 /// new one) leaves a file every viewer still opens. Each run of such bytes that is not all zeros (word-alignment
 /// padding is) is an `unknown` item; the writer rebuilds the file from what was read, so removing it costs nothing.
 extension TIFFScanner.Scanner {
-    /// Runs listed one by one; beyond this many, the rest are summed up in the last item.
+    /// Runs listed one by one; beyond this many, the last item says more follow.
     static let unreferencedItems = 16
 
     mutating func itemiseUnreferenced() throws {
         let structure = self.structure
         var referenced: [Range<Int64>] = [0..<structure.headerSize]
+        let countSize: Int64 = structure.isBig ? 8 : 2
         for node in layout.nodes {
             let ifd = node.ifd
-            let countSize: Int64 = structure.isBig ? 8 : 2
-            let tableEnd = ifd.offset + countSize + Int64(ifd.entries.count) * structure.entrySize + structure.inlineCapacity
-            // Entries of unknown types were dropped when read: the table's true end is found from the stored count.
+            // Entries of unknown types were dropped when read: the table's end follows from the stored count.
             let stored = try source.read(at: ifd.offset, count: Int(countSize))
-            let count = structure.isBig ? Int64(clamping: TIFFStructure.u64(structure.order, stored, 0)) : Int64(structure.order.u16(stored, 0))
-            referenced.append(ifd.offset..<max(tableEnd, ifd.offset + countSize + count * structure.entrySize + structure.inlineCapacity))
+            let count = structure.isBig ? Int64(clamping: TIFFStructure.u64(structure.order, stored, 0))
+                : Int64(structure.order.u16(stored, 0))
+            let entries = max(count, Int64(ifd.entries.count))
+            let table = countSize + entries * structure.entrySize + structure.inlineCapacity
+            referenced.append(ifd.offset..<ifd.offset + table)
             for (entry, fate) in zip(ifd.entries, node.fates) {
                 referenced.append(entry.valueOffset..<entry.valueOffset + entry.byteCount)
                 if case .data(let ranges) = fate { referenced += ranges }
@@ -29,13 +31,13 @@ extension TIFFScanner.Scanner {
         var listed = 0
         for gap in gaps where try !HEIFScanner.isZero(source, gap) {
             listed += 1
-            let more = listed == Self.unreferencedItems ? gaps.count : 0
+            let more = listed == Self.unreferencedItems
             let item = found.add("tiff:unreferenced", .content, gap, location: "\(structure.format)@\(gap.lowerBound)",
-                                 detail: "\(gap.count) bytes no IFD, tag value or image refers to (no reader reads them)"
-                                     + (more > 0 ? "; more runs follow" : ""), unknown: true)
-            found.inspect(item, payload: try source.read(at: gap.lowerBound, count: Int(min(Int64(gap.count), Int64(ContentInspector.limit)))),
-                          origin: gap.lowerBound)
-            if more > 0 { break }
+                                 detail: "\(gap.count) bytes no IFD, tag value or image refers to"
+                                     + (more ? "; more runs follow" : ""), unknown: true)
+            let shown = Int(min(Int64(gap.count), Int64(ContentInspector.limit)))
+            found.inspect(item, payload: try source.read(at: gap.lowerBound, count: shown), origin: gap.lowerBound)
+            if more { break }
         }
     }
 }

@@ -87,12 +87,13 @@ public struct WebPFormat: FormatHandler {
     static let frameHeader = 16
     static let frameData: Set<String> = ["ALPH", "VP8 ", "VP8L"]
 
-    /// VP8X or ANIM with bytes after its fields, or an ANMF frame holding chunks that are no frame data: an `unknown` item
-    /// (nested chunks one each), and the chunk as it is written without them.
+    /// VP8X or ANIM with bytes after its fields, or an ANMF frame holding chunks that are no frame data: an `unknown`
+    /// item (nested chunks one each), and the chunk as it is written without them.
     private func trim(_ index: Int, _ chunk: WebPStructure.Chunk, _ input: any ByteSource, _ layout: inout WebPLayout,
                       _ found: inout ItemCollector) throws {
         guard chunk.size <= Self.parseLimit else { return }
-        let fields = Int64(chunk.id == "VP8X" ? Self.canvasFields : chunk.id == "ANIM" ? Self.animFields : Self.frameHeader)
+        let fields = Int64(chunk.id == "VP8X" ? Self.canvasFields
+            : chunk.id == "ANIM" ? Self.animFields : Self.frameHeader)
         guard chunk.size > fields else { return }
         let payload = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
         var kept = Array(payload[..<Int(fields)])
@@ -148,7 +149,8 @@ public struct WebPFormat: FormatHandler {
                     written.append(.chunk(chunk, .structure))
                 } else {
                     // VP8X's flags are set below from the chunks that stay, whichever way it is written.
-                    written.append(chunk.id == "VP8X" ? .canvas(Array(exact[8..<8 + Self.canvasFields])) : .bytes(exact))
+                    let fields = Array(exact[8..<min(exact.count, 8 + Self.canvasFields)])
+                    written.append(chunk.id == "VP8X" ? .canvas(fields) : .bytes(exact))
                 }
             case .xmp(let packet, let keys)?:
                 guard let rebuilt = try XMPItems.rebuild(packet: packet, keys: keys, keeps: plan.keeps) else { continue }
@@ -169,7 +171,8 @@ public struct WebPFormat: FormatHandler {
         for piece in written {
             switch piece {
             case .chunk(let chunk, _) where chunk.id == "VP8X" && chunk.size >= 10:
-                body.append(Self.canvas(try input.read(at: chunk.payloadOffset, count: Int(chunk.size)), present: present))
+                let fields = try input.read(at: chunk.payloadOffset, count: Int(chunk.size))
+                body.append(Self.canvas(fields, present: present))
             case .canvas(let payload):
                 body.append(Self.canvas(payload, present: present))
             case .chunk(let chunk, let reason):

@@ -6,16 +6,22 @@ import MetascrubNative
 /// way a tool that knows the container (and not what we read) would: a JPEG marker segment, a PNG chunk, a GIF
 /// extension, a RIFF chunk, an ISOBMFF box, a TIFF tag, a Photoshop image resource.
 enum Surgery {
-    static func be(_ value: Int, _ width: Int) -> [UInt8] { (0..<width).map { UInt8((value >> (8 * (width - 1 - $0))) & 0xFF) } }
+    static func be(_ value: Int, _ width: Int) -> [UInt8] {
+        (0..<width).map { UInt8((value >> (8 * (width - 1 - $0))) & 0xFF) }
+    }
     static func le(_ value: Int, _ width: Int) -> [UInt8] { (0..<width).map { UInt8((value >> (8 * $0)) & 0xFF) } }
-    static func readBE(_ b: [UInt8], _ at: Int, _ width: Int) -> Int { b[at..<(at + width)].reduce(0) { $0 << 8 | Int($1) } }
+    static func readBE(_ b: [UInt8], _ at: Int, _ width: Int) -> Int {
+        b[at..<(at + width)].reduce(0) { $0 << 8 | Int($1) }
+    }
     static func readLE(_ b: [UInt8], _ at: Int, _ width: Int) -> Int {
         b[at..<(at + width)].reversed().reduce(0) { $0 << 8 | Int($1) }
     }
 
     // MARK: JPEG
 
-    static func jpegSegment(_ marker: UInt8, _ body: [UInt8]) -> [UInt8] { [0xFF, marker] + be(body.count + 2, 2) + body }
+    static func jpegSegment(_ marker: UInt8, _ body: [UInt8]) -> [UInt8] {
+        [0xFF, marker] + be(body.count + 2, 2) + body
+    }
 
     /// The segment inserted right after SOI.
     static func jpegInsert(_ b: [UInt8], _ segment: [UInt8]) -> [UInt8] { Array(b[0..<2]) + segment + Array(b[2...]) }
@@ -97,7 +103,9 @@ enum Surgery {
 
     // MARK: ISOBMFF
 
-    static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be(payload.count + 8, 4) + Array(type.utf8) + payload }
+    static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+        be(payload.count + 8, 4) + Array(type.utf8) + payload
+    }
 
     struct Box { var type: String; var start: Int; var end: Int }
 
@@ -167,7 +175,9 @@ enum Surgery {
             if version >= 1 { method = readBE(b, at, 2) & 15; at += 2 }
             at += 2
             let base = baseSize > 0 ? readBE(b, at, baseSize) : 0
-            if method == 0, baseSize > 0, base >= offset { b.replaceSubrange(at..<(at + baseSize), with: be(base + delta, baseSize)) }
+            if method == 0, baseSize > 0, base >= offset {
+                b.replaceSubrange(at..<(at + baseSize), with: be(base + delta, baseSize))
+            }
             at += baseSize
             let extents = readBE(b, at, 2)
             at += 2
@@ -200,12 +210,15 @@ enum Surgery {
         entries.append(write(tag, 2) + write(2, 2) + write(ascii.count + 1, 4) + write(valueAt, 4))
         entries.sort { read0($0, little) < read0($1, little) }
         let newIFD = out.count
-        out += write(entries.count, 2) + entries.flatMap { $0 } + Array(b[(ifd + 2 + 12 * count)..<(ifd + 6 + 12 * count)])
+        let next = Array(b[(ifd + 2 + 12 * count)..<(ifd + 6 + 12 * count)])
+        out += write(entries.count, 2) + entries.flatMap { $0 } + next
         out.replaceSubrange(4..<8, with: write(newIFD, 4))
         return out
     }
 
-    private static func read0(_ entry: [UInt8], _ little: Bool) -> Int { little ? readLE(entry, 0, 2) : readBE(entry, 0, 2) }
+    private static func read0(_ entry: [UInt8], _ little: Bool) -> Int {
+        little ? readLE(entry, 0, 2) : readBE(entry, 0, 2)
+    }
 
     // MARK: Photoshop
 
@@ -213,7 +226,8 @@ enum Surgery {
     static func psdInsertResource(_ b: [UInt8], id: Int, _ data: [UInt8]) -> [UInt8] {
         let colourModeLength = readBE(b, 26, 4)
         let lengthAt = 30 + colourModeLength
-        let resource = Array("8BIM".utf8) + be(id, 2) + [0, 0] + be(data.count, 4) + data + (data.count % 2 == 1 ? [0] : [])
+        let resource = Array("8BIM".utf8) + be(id, 2) + [0, 0] + be(data.count, 4) + data
+            + (data.count % 2 == 1 ? [0] : [])
         var out = Array(b[0..<(lengthAt + 4)]) + resource + Array(b[(lengthAt + 4)...])
         out.replaceSubrange(lengthAt..<(lengthAt + 4), with: be(readBE(b, lengthAt, 4) + resource.count, 4))
         return out

@@ -42,7 +42,9 @@ enum Planted {
                 ("UTF-16BE", utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
             ]
             for (encoding, pattern) in encodings {
-                if let at = firstIndex(of: pattern, in: bytes) { found.append("\(label)\(encoding) '\(needle)' at \(at)") }
+                if let at = firstIndex(of: pattern, in: bytes) {
+                    found.append("\(label)\(encoding) '\(needle)' at \(at)")
+                }
             }
         }
         return found
