@@ -102,7 +102,7 @@ public struct FileProcessor: Sendable {
                 report.format = entry.format.id
                 do {
                     let scan = try handler.scan(source, options: ScanOptions(includeValues: options.showValues, tolerateDamage: options.policy.damaged == .clean))
-                    report.findings = try decisions(scan, source)
+                    report.findings = try Decide(policy: options.policy).decisions(scan, source)
                     report.notes = scan.notes
                     report.describe(manifests: scan.provenance, showValues: options.showValues)
                     report.status = report.actionable.isEmpty ? .clean : .findings
@@ -259,108 +259,53 @@ public struct FileProcessor: Sendable {
         report.notes.append(Note(.warning, code: "uncleaned", "\(format) cannot be cleaned: \(reason); its metadata is still there"))
     }
 
-    /// Decide → clean → verify → commit. The orientation re-encode (`reencode: true`, a bake no lossless
-    /// transform does) is a step of this path, not a path of its own.
+    /// Decide → Produce → Prove → Commit → Report, each stage a value in and a value out (`Pipeline/`). The
+    /// orientation re-encode (`reencode: true`, a bake no lossless transform does) is a step of this path, not a
+    /// path of its own.
     private func clean(_ source: any ByteSource, handler: AnyFormatHandler, to destination: any CleanDestination, inPlace: Bool,
                        report: inout FileReport) throws {
-        let (scan, findings, plan) = try decide(source, handler: handler, report: &report)
-        guard let plan else {
+        let decide = Decide(policy: options.policy)
+        let decision = try decide(source, handler: handler)
+        report.record(decision, showValues: options.showValues)
+        if let refusal = decide.refusal(decision) { throw refusal }
+        if decision.keepsEverything {
+            report.recordClean(decision, showValues: options.showValues)
             // Nothing changes: the output's bytes, so its bindings, are the original's.
-            report.recordBindings(before: scan.provenance, after: scan.provenance, findings: findings)
+            report.recordBindings(before: decision.scan.provenance, after: decision.scan.provenance, findings: decision.findings)
             if !inPlace {
                 try write(copyOf: source, to: destination, report: &report)
                 report.method = .copy
             }
             return
         }
-        if let need = scan.reencodableBake(input: source, plan: plan) {
-            try OrientationReencoder(options: options).clean(source, scan: scan, findings: findings, plan: plan,
-                                                             need: need, to: destination, report: &report)
+        let produce = Produce(policy: options.policy, layout: options.layout)
+        if let need = decision.scan.reencodableBake(input: source, plan: produce.plan(decision)) {
+            try OrientationReencoder(options: options).clean(source, scan: decision.scan, findings: decision.findings,
+                                                             plan: produce.plan(decision), need: need, to: destination, report: &report)
             return
         }
+        let prove = Prove(options: options)
         var result = CleanResult(method: .remux)
-        try destination.commit(write: { sink in
-            result = try scan.clean(source, plan: plan, to: sink)
-        }, check: { cleaned in
-            // Verify before anything replaces anything (`Verifier`).
-            try verify(original: source, scan: scan, findings: findings, result: result, cleaned: cleaned, report: &report)
-        })
-        record(result, findings: findings, output: destination.name, report: &report)
-    }
-
-    /// Scans and applies the policy. Throws when the policy forbids an item; returns no plan (and marks the
-    /// report clean) when nothing needs removing.
-    func decide(_ source: any ByteSource, handler: AnyFormatHandler, report: inout FileReport) throws -> (FormatScan, [Finding], CleanPlan?) {
-        let (scan, findings) = try scanAndDecide(source, handler: handler, report: &report)
-        if findings.allSatisfy({ $0.disposition == .keep }) {
-            report.status = .clean
-            report.findings = findings.map { var f = $0; f.outcome = f.plannedOutcome; return f }.forReport(showValues: options.showValues)
-            return (scan, findings, nil)
+        var proof: Proof?
+        do {
+            try destination.commit(write: { sink in
+                result = try produce(source, decision, to: sink)
+            }, check: { cleaned in
+                // Proven before anything replaces anything.
+                proof = try prove(original: source, decision, result, cleaned: cleaned)
+            })
+        } catch let failure as ProofFailure {
+            report.verification = failure.verification
+            if let manifests = failure.outputManifests {
+                report.recordBindings(before: decision.scan.provenance, after: manifests, findings: decision.findings)
+            }
+            throw failure.error
         }
-        return (scan, findings, CleanPlan(findings: findings, policy: options.policy, layout: options.layout))
-    }
-
-    /// Scans (honouring `damaged:`) and settles the policy's decisions, into the report. Throws when the
-    /// policy forbids an item. Clean and conversion both start here.
-    /// Always scanned with values: the residue proof searches the output for them (the report shows them only
-    /// under `--show-values`).
-    func scanAndDecide(_ source: any ByteSource, handler: AnyFormatHandler, report: inout FileReport) throws -> (FormatScan, [Finding]) {
-        let scan = try handler.scan(source, options: ScanOptions(includeValues: true, tolerateDamage: options.policy.damaged == .clean))
-        let findings = try decisions(scan, source)
-        report.findings = findings.forReport(showValues: options.showValues)
-        report.notes += scan.notes
-        report.describe(manifests: scan.provenance, showValues: options.showValues)
-        let forbidden = findings.filter { $0.disposition == .fail && $0.item.parent == nil }
-        // A signed manifest refused under `provenance: fail`: the report says what would have broken it.
-        for finding in forbidden where finding.rule.hasPrefix("provenance fail: ") {
-            report.notes.append(Note(.error, code: "provenance-refused",
-                                     "C2PA manifest not broken (provenance: fail): \(finding.rule.dropFirst("provenance fail: ".count))",
-                                     offset: finding.item.offset))
+        if let proof {
+            report.record(proof)
+            report.recordBindings(before: decision.scan.provenance, after: proof.outputManifests, findings: decision.findings)
         }
-        if !forbidden.isEmpty {
-            throw MetascrubError.policyViolation(keys: Array(Set(forbidden.map(\.item.key))).sorted())
-        }
-        if findings.contains(where: { $0.disposition != .keep }) {
-            try Verifier(options: options).checkWalked(scan.notes, findings: findings)
-        }
-        return (scan, findings)
-    }
-
-    /// The policy's decision for every item, settled by the handler: the one meaning scan, clean and the
-    /// verification's re-scan share, so that what clean keeps is never reported as still to remove.
-    func decisions(_ scan: FormatScan, _ source: any ByteSource) throws -> [Finding] {
-        try scan.settle(options.policy.evaluate(scan.items), input: source, policy: options.policy)
-    }
-
-    /// Marks a verified, written clean in the report, with each finding's outcome.
-    func record(_ result: CleanResult, findings: [Finding], output: String, report: inout FileReport) {
-        report.status = .cleaned
-        report.method = result.method
-        report.output = output
-        report.notes += result.notes
-        for finding in findings where finding.disposition == .keep {
-            guard let reason = finding.reason else { continue }
-            let orientation = Policy.orientationKeys.contains(finding.item.key)
-            report.notes.append(Note(orientation ? .warning : .info, code: orientation ? "orientation-fallback" : "kept-instead",
-                                     "\(finding.item.key) kept: \(reason)"))
-        }
-        // A signed manifest that goes although the policy keeps provenance: the report says why, not only -v.
-        for finding in findings where finding.disposition == .remove && finding.rule.hasPrefix("provenance keep-valid: ") {
-            report.notes.append(Note(.warning, code: "provenance-removed",
-                                     "C2PA manifest removed: \(finding.rule.dropFirst("provenance keep-valid: ".count))",
-                                     offset: finding.item.offset))
-        }
-        report.findings = findings.enumerated().map { index, finding in
-            var f = finding
-            f.outcome = result.outcomes[index] ?? finding.plannedOutcome
-            return f
-        }.forReport(showValues: options.showValues)
-    }
-
-    /// Every check of a cleaned output (`Verifier`): throws, so nothing is written, unless it passes.
-    func verify(original source: any ByteSource, scan: FormatScan, findings: [Finding], result: CleanResult,
-                cleaned: any ByteSource, report: inout FileReport) throws {
-        try Verifier(options: options).verify(original: source, scan: scan, findings: findings, result: result, cleaned: cleaned, report: &report)
+        report.recordCleaned(result, findings: decision.findings, output: destination.name, showValues: options.showValues)
     }
 
     /// Copies the source unchanged to its destination (nothing needs removing, or --allow-uncleaned).
@@ -372,27 +317,9 @@ public struct FileProcessor: Sendable {
         report.sha256After = report.sha256Before
     }
 
-    /// Every written file keeps the original's permission bits (the temp file starts as 0600, which would
-    /// make a published site unreadable), and with --keep-mtime its times. A file replaced in place
-    /// (`keepIdentity`) also keeps its owner, group and extended attributes (ACLs are among them): otherwise a
-    /// clean run as root would hand every file to root. What cannot be kept is returned as warnings.
-    func applyAttributes(from source: FileByteSource, toTemp temp: String, keepIdentity: Bool = false) throws -> [Note] {
-        let fs = options.fileSystem
-        var st = stat()
-        guard let sourceFD = source.fileDescriptor, fstat(sourceFD, &st) == 0 else { return [] }
-        let fd = try fs.openForAttributes(temp)
-        defer { fs.close(fd) }
-        // Owner first: chown clears set-user-ID and set-group-ID bits, which the mode then restores.
-        let notes = keepIdentity ? OwnershipKeeper.copy(from: sourceFD, stat: st, to: fd) : []
-        try fs.setMode(fd, mode: st.st_mode & 0o7777, path: temp)
-        if options.keepModificationTime {
-            try fs.setTimes(fd, access: st.st_atim, modification: st.st_mtim, path: temp)
-        }
-        return notes
-    }
-
     static func typed(_ error: any Error) -> MetascrubError {
         if let e = error as? MetascrubError { return e }
+        if let failure = error as? ProofFailure { return failure.error }
         if let e = error as? NativeError, case .library(let name, let message) = e { return .library(name: name, message: message) }
         if let e = error as? LosslessJPEGError { return .library(name: "libturbojpeg", message: "\(e)") }
         return .library(name: "metascrub", message: String(describing: type(of: error)))

@@ -100,6 +100,28 @@ final class LedgerCoverageTests: XCTestCase {
             .check(ledger, original: source, cleaned: cleaned))
     }
 
+    /// Every plan-written format labels its image or sample data as coded data, and the one verifier accepts the
+    /// ledger (the content check compared what it labels coded): one fixture per container.
+    func testEachPlanWrittenFormatLabelsItsCodedData() throws {
+        let fixtures = ["jpeg/gps-full.jpg", "png/iccp.png", "heic/exif-xmp.heic", "mp4/location.mp4", "audio/blocks.flac",
+                        "audio/id3v23.mp3", "audio/vorbis.ogg", "audio/chunks.wav", "gif/comment.gif", "tiff/le.tif",
+                        "jxl/exif-xmp.jxl", "psd/layers.psd"]
+        let options = ProcessingOptions(policy: try PolicyCatalog.builtin("strict"))
+        for fixture in fixtures {
+            let bytes = try XCTUnwrap(FileManager.default.contents(atPath: EngineFixture.path(fixture)), fixture)
+            let source = MemoryByteSource(Array(bytes))
+            let handler = try XCTUnwrap(FormatRegistry.detect(Array(bytes.prefix(Magic.headLength)))?.handler, fixture)
+            let decision = try Decide(policy: options.policy)(source, handler: handler)
+            let sink = MemoryOutputSink()
+            let result = try Produce(policy: options.policy, layout: options.layout)(source, decision, to: sink)
+            let ledger = try XCTUnwrap(result.ledger, "\(fixture): no ledger")
+            XCTAssertEqual(ledger.size, Int64(sink.bytes.count), fixture)
+            XCTAssertTrue(ledger.entries.contains { $0.reason == .codedData && $0.source != nil }, "\(fixture): no coded data")
+            XCTAssertNoThrow(try Prove(options: options)(original: source, decision, result, cleaned: MemoryByteSource(sink.bytes)),
+                             fixture)
+        }
+    }
+
     /// A cleaner that forgets to remove an item its scanner then cannot see in the output (the residue proof's
     /// blind spot) still labels the item's bytes as a kept item: the ledger names it before the residue proof runs.
     func testAForgottenItemIsNamedByTheLedger() async throws {

@@ -13,10 +13,10 @@ final class ProofConsistencyTests: XCTestCase {
                                 value: "CANARY-ARTIST")
         let findings = [Finding(item: item, disposition: .remove, rule: "identity")]
         let bytes = MemoryByteSource(Array("CANARY-ARTIST and more".utf8))
-        var report = FileReport(path: "", status: .error)
+        var verification = Verification(rescan: .passed, remaining: [], content: "", contentResult: .passed)
         let verifier = Verifier(options: ProcessingOptions(policy: try PolicyCatalog.builtin("strict")))
         XCTAssertThrowsError(try verifier.proveNoResidue(original: bytes, items: [item, item], findings: findings,
-                                                         cleaned: bytes, after: [], report: &report)) { error in
+                                                         cleaned: bytes, after: [], verification: &verification)) { error in
             guard case .inconsistent(let stage, let reason)? = error as? MetascrubError else {
                 return XCTFail("not a typed inconsistency: \(error)")
             }
@@ -26,8 +26,9 @@ final class ProofConsistencyTests: XCTestCase {
         }
         // The same lists, matched, run the proof and find the removed value left in the bytes.
         XCTAssertThrowsError(try verifier.proveNoResidue(original: bytes, items: [item], findings: findings,
-                                                         cleaned: bytes, after: [], report: &report)) { error in
-            XCTAssertEqual((error as? MetascrubError)?.code, "verification-failed")
+                                                         cleaned: bytes, after: [], verification: &verification)) { error in
+            XCTAssertEqual((error as? ProofFailure)?.error.code, "verification-failed")
+            XCTAssertEqual((error as? ProofFailure)?.verification?.remaining, ["exif:Artist"])
         }
     }
 

@@ -17,7 +17,6 @@ extension ImageConverter {
     /// The source cleaned by its handler with orientation tags dropped, verified; the source's bytes when
     /// nothing needs removing.
     func verifiedRemux(_ source: any ByteSource, scan: FormatScan, findings: [Finding]) throws -> [UInt8] {
-        let processor = FileProcessor(options: options)
         var settled = findings
         for index in settled.indices where Policy.orientationKeys.contains(settled[index].item.key) {
             settled[index].disposition = .remove
@@ -25,8 +24,8 @@ extension ImageConverter {
         guard settled.contains(where: { $0.disposition != .keep }) else { return try source.readAll() }
         let sink = MemoryOutputSink()
         let result = try scan.clean(source, plan: CleanPlan(findings: settled, policy: options.policy, layout: options.layout), to: sink)
-        var check = FileReport(path: "", status: .error)
-        try processor.verify(original: source, scan: scan, findings: settled, result: result, cleaned: MemoryByteSource(sink.bytes), report: &check)
+        _ = try Verifier(options: options).prove(original: source, scan: scan, findings: settled, result: result,
+                                                 cleaned: MemoryByteSource(sink.bytes))
         return sink.bytes
     }
 

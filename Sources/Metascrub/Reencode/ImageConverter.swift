@@ -32,7 +32,11 @@ struct ImageConverter {
                  destination: any CleanDestination, report: inout FileReport) throws {
         // The settled decisions scan, clean and every re-scan share: `damaged:` is honoured, and what the
         // handler keeps because it is the picture (HEIF's primary image) is kept here too.
-        let (scan, findings) = try FileProcessor(options: options).scanAndDecide(source, handler: handler, report: &report)
+        let decide = Decide(policy: options.policy)
+        let decision = try decide(source, handler: handler)
+        report.record(decision, showValues: options.showValues)
+        if let refusal = decide.refusal(decision) { throw refusal }
+        let (scan, findings) = (decision.scan, decision.findings)
 
         let wantsCarry = Self.keepsCarriable(findings)
         var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, scan: scan, findings: findings) : nil

@@ -41,7 +41,7 @@ struct OrientationReencoder {
         result.outcomes[need.item] = .baked
         result.notes.append(Note(.info, code: "orientation-reencoded",
                                  "orientation \(need.orientation) baked by re-encoding (reencode: true): \(need.reason)"))
-        FileProcessor(options: options).record(result, findings: findings, output: destination.name, report: &report)
+        report.recordCleaned(result, findings: findings, output: destination.name, showValues: options.showValues)
         report.reencode = shared.reencoding(chosen, reason: "orientation bake: \(need.reason)", from: chosen.format)
     }
 }

@@ -31,11 +31,25 @@ struct LedgerViolation: Error, Equatable, CustomStringConvertible {
         case .notContiguous: "the plan's ranges do not follow each other"
         case .sourceOutside(let r): "copied from \(r.lowerBound)..<\(r.upperBound), outside the original"
         case .itemNotKept(let item): "labelled as kept item #\(item), which the policy does not keep"
-        case .outsideKeptItem(let item, let r): "copied from \(r.lowerBound)..<\(r.upperBound), outside kept item #\(item)"
-        case .undeclaredCodedData(let r): "copied from \(r.lowerBound)..<\(r.upperBound) as coded data the content check did not compare"
+        case .outsideKeptItem(let item, let r):
+            "copied from \(r.lowerBound)..<\(r.upperBound), outside kept item #\(item)"
+        case .undeclaredCodedData(let r):
+            "copied from \(r.lowerBound)..<\(r.upperBound) as coded data the content check did not compare"
         case .paddingNotZero: "padding that is not zero"
         }
         return "output byte \(offset): \(what)"
+    }
+}
+
+extension LedgerViolation {
+    /// The description with the key of the item it concerns, if any.
+    func named(_ items: [MetadataItem]) -> String {
+        switch kind {
+        case .itemNotKept(let item), .outsideKeptItem(let item, _):
+            return items.indices.contains(item) ? "\(self) (\(items[item].key))" : "\(self)"
+        default:
+            return "\(self)"
+        }
     }
 }
 
@@ -53,7 +67,9 @@ struct LedgerCoverage {
         var at: Int64 = 0
         let declared = Self.merged(compared)
         for entry in ledger.entries {
-            guard entry.output.lowerBound == at else { throw LedgerViolation(offset: min(at, entry.output.lowerBound), kind: .notContiguous) }
+            guard entry.output.lowerBound == at else {
+                throw LedgerViolation(offset: min(at, entry.output.lowerBound), kind: .notContiguous)
+            }
             at = entry.output.upperBound
             if let source = entry.source, source.lowerBound < 0 || source.upperBound > original.size {
                 throw LedgerViolation(offset: entry.output.lowerBound, kind: .sourceOutside(source))
@@ -65,18 +81,21 @@ struct LedgerCoverage {
                     throw LedgerViolation(offset: nonZero, kind: .paddingNotZero)
                 }
             case .keptItem(let item):
-                guard items.indices.contains(item), findings.indices.contains(item), findings[item].disposition == .keep else {
+                guard items.indices.contains(item), findings.indices.contains(item),
+                      findings[item].disposition == .keep else {
                     throw LedgerViolation(offset: entry.output.lowerBound, kind: .itemNotKept(item: item))
                 }
                 // Bytes the handler wrote for a kept item (re-serialised) are checked by the re-scan and residue proof.
                 guard let source = entry.source else { continue }
                 guard let offset = items[item].offset, let length = items[item].length,
                       offset <= source.lowerBound, source.upperBound <= offset + length else {
-                    throw LedgerViolation(offset: entry.output.lowerBound, kind: .outsideKeptItem(item: item, source: source))
+                    throw LedgerViolation(offset: entry.output.lowerBound,
+                                          kind: .outsideKeptItem(item: item, source: source))
                 }
             case .codedData:
                 guard let source = entry.source else {
-                    throw LedgerViolation(offset: entry.output.lowerBound, kind: .undeclaredCodedData(source: entry.output))
+                    throw LedgerViolation(offset: entry.output.lowerBound,
+                                          kind: .undeclaredCodedData(source: entry.output))
                 }
                 if let missing = Self.firstUncovered(source, by: declared) {
                     throw LedgerViolation(offset: entry.output.lowerBound + (missing - source.lowerBound),

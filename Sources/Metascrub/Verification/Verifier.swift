@@ -16,7 +16,7 @@ import MetascrubFormats
 struct Verifier {
     var options: ProcessingOptions
 
-    private var processor: FileProcessor { FileProcessor(options: options) }
+    private var decide: Decide { Decide(policy: options.policy) }
 
     /// Scan notes that say part of the file was not walked, so nothing inside it was listed or proven clean.
     static let unwalkedCodes: Set<String> = ["layers-unwalked", "makernote-unknown", "sei-too-large"]
@@ -25,7 +25,11 @@ struct Verifier {
     /// unless the clean removes it anyway (a maker note of an unknown layout under a policy that drops maker
     /// notes): what goes need not be proven clean.
     func checkWalked(_ notes: [Note], findings: [Finding] = []) throws {
-        guard options.policy.unwalked == .fail else { return }
+        try Self.checkWalked(notes, findings: findings, policy: options.policy)
+    }
+
+    static func checkWalked(_ notes: [Note], findings: [Finding] = [], policy: Policy) throws {
+        guard policy.unwalked == .fail else { return }
         let unwalked = notes.filter { note in
             guard Self.unwalkedCodes.contains(note.code) else { return false }
             guard let at = note.offset else { return true }
@@ -41,41 +45,34 @@ struct Verifier {
             reason: "part of the file could not be walked (\(first.code)\(at)), so what it holds cannot be proven removed; `unwalked: keep` in the policy copies it unlisted")
     }
 
-    /// A remuxed (or transformed) output: re-scan, content comparison, residue proof. Fills in the report's
-    /// verification and output digest.
-    func verify(original: any ByteSource, scan: FormatScan, findings: [Finding], result: CleanResult,
-                cleaned: any ByteSource, report: inout FileReport) throws {
+    /// A remuxed (or transformed) output: re-scan, content comparison, ledger, residue proof. Returns what the
+    /// report says about the output; a failure throws `ProofFailure`, with the verification as far as it got.
+    func prove(original: any ByteSource, scan: FormatScan, findings: [Finding], result: CleanResult,
+               cleaned: any ByteSource) throws -> Proof {
         let rescan: FormatRescan
         do {
             rescan = try scan.rescan(cleaned, original: original)
         } catch {
             throw MetascrubError.verificationFailed(reason: "the cleaned file does not parse: \(FileProcessor.typed(error).description)")
         }
-        let after = try processor.decisions(rescan.scan, cleaned)
-        report.recordBindings(before: scan.provenance, after: rescan.scan.provenance, findings: findings)
+        let after = try decide.decisions(rescan.scan, cleaned)
+        let outputManifests = rescan.scan.provenance
         let remaining = Self.remaining(after)
         let content = try rescan.verifyContent(original: original, cleaned: cleaned, result: result)
-        report.verification = Verification(
+        var verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
             content: content.method, contentResult: content.passed ? .passed : .failed)
-        guard remaining.isEmpty else {
-            throw MetascrubError.verificationFailed(reason: "still present after cleaning: \(remaining.joined(separator: ", "))")
+        func fail(_ reason: String) -> ProofFailure {
+            ProofFailure(error: .verificationFailed(reason: reason), verification: verification, outputManifests: outputManifests)
         }
-        guard content.passed else {
-            throw MetascrubError.verificationFailed(reason: "image content changed: \(content.detail ?? content.method)")
-        }
+        guard remaining.isEmpty else { throw fail("still present after cleaning: \(remaining.joined(separator: ", "))") }
+        guard content.passed else { throw fail("image content changed: \(content.detail ?? content.method)") }
         if let ledger = result.ledger {
             do {
                 try LedgerCoverage(items: scan.items, findings: findings, compared: content.identical.map(\.original))
                     .check(ledger, original: original, cleaned: cleaned)
             } catch let violation as LedgerViolation {
-                var named = ""
-                switch violation.kind {
-                case .itemNotKept(let item), .outsideKeptItem(let item, _):
-                    if scan.items.indices.contains(item) { named = " (\(scan.items[item].key))" }
-                default: break
-                }
-                throw MetascrubError.verificationFailed(reason: "the output is not what its plan accounts for (ledger): \(violation)\(named)")
+                throw fail("the output is not what its plan accounts for (ledger): \(violation.named(scan.items))")
             }
         }
         // Only a remux's comparison is with the original's own bytes (a transform's is with the turned image).
@@ -83,10 +80,16 @@ struct Verifier {
         let searched = try content.decoded.map { decoded in
             (MemoryByteSource(try original.readAll() + decoded.original), MemoryByteSource(try cleaned.readAll() + decoded.cleaned))
         }
-        try proveNoResidue(original: searched?.0 ?? original, items: scan.items, findings: findings, cleaned: searched?.1 ?? cleaned,
-                           after: after, copies: result.method == .remux ? content.identical : [], report: &report)
-        if options.digests { report.sha256After = try Hashing.sha256(cleaned) }
-        report.bytesAfter = cleaned.size
+        do {
+            try proveNoResidue(original: searched?.0 ?? original, items: scan.items, findings: findings,
+                               cleaned: searched?.1 ?? cleaned, after: after,
+                               copies: result.method == .remux ? content.identical : [], verification: &verification)
+        } catch var failure as ProofFailure {
+            failure.outputManifests = outputManifests
+            throw failure
+        }
+        return Proof(verification: verification, sha256After: options.digests ? try Hashing.sha256(cleaned) : nil,
+                     bytesAfter: cleaned.size, outputManifests: outputManifests)
     }
 
     /// A re-encoded output (conversion, orientation re-encode) whose fidelity the caller measured: detected as its
@@ -104,16 +107,23 @@ struct Verifier {
         } catch {
             throw MetascrubError.verificationFailed(reason: "the \(noun) file does not parse: \(FileProcessor.typed(error).description)")
         }
-        let after = try processor.decisions(rescan, output)
+        let after = try decide.decisions(rescan, output)
         report.recordBindings(before: scan.provenance, after: rescan.provenance, findings: findings)
         let remaining = Self.remaining(after)
-        report.verification = Verification(
+        var verification = Verification(
             rescan: remaining.isEmpty ? .passed : .failed, remaining: remaining,
             content: "decoded pixels against the original's displayed render: \(image.fidelity.summary)", contentResult: .passed)
+        report.verification = verification
         guard remaining.isEmpty else {
             throw MetascrubError.verificationFailed(reason: "still present after \(noun == "converted" ? "converting" : "re-encoding"): \(remaining.joined(separator: ", "))")
         }
-        try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: output, after: after, report: &report)
+        do {
+            try proveNoResidue(original: original, items: scan.items, findings: findings, cleaned: output, after: after,
+                               verification: &verification)
+        } catch let failure as ProofFailure {
+            report.verification = failure.verification
+            throw failure.error
+        }
     }
 
     /// Keys the policy (settled, as for the original) still removes from a re-scanned output.
@@ -124,7 +134,7 @@ struct Verifier {
     /// The residue proof (`ResidueProof`) against the output's kept items.
     func proveNoResidue(original: any ByteSource, items: [MetadataItem], findings: [Finding], cleaned: any ByteSource,
                         after: [Finding], copies: [(original: Range<Int64>, cleaned: Range<Int64>)] = [],
-                        report: inout FileReport) throws {
+                        verification: inout Verification) throws {
         // One decision per scanned item is what every role below is indexed by: a proof that skipped itself on a
         // mismatch would let the file through unproven.
         guard items.count == findings.count else {
@@ -150,15 +160,41 @@ struct Verifier {
             .residues(original: original, cleaned: cleaned, keptInOutput: kept, keptUntouchedInOutput: untouched,
                       copies: copies)
         guard !residues.isEmpty else { return }
-        report.verification?.rescan = .failed
-        report.verification?.remaining = Array(Set(residues.map(\.key))).sorted()
+        verification.rescan = .failed
+        verification.remaining = Array(Set(residues.map(\.key))).sorted()
         let named = residues.prefix(5).map { residue in
             var text = "\(residue.key) at byte \(residue.offset)"
             if options.showValues, let value = items[residue.item].value { text += " (\(value))" }
             return text
         }
-        throw MetascrubError.verificationFailed(
-            reason: "removed data still present after cleaning (residue proof): \(named.joined(separator: ", "))\(residues.count > 5 ? ", …" : "")")
+        throw ProofFailure(error: .verificationFailed(
+            reason: "removed data still present after cleaning (residue proof): \(named.joined(separator: ", "))\(residues.count > 5 ? ", …" : "")"),
+                           verification: verification)
+    }
+}
+
+/// What the one verifier says about an output that passed: the report's verification, digest and size.
+struct Proof: Sendable {
+    var verification: Verification
+    var sha256After: String?
+    var bytesAfter: Int64
+    /// The output's C2PA manifest stores, for the report's bindings after the clean.
+    var outputManifests: [ProvenanceManifest] = []
+}
+
+/// A failed proof: the error (exit 3, nothing written) and the verification as far as it got, for the report.
+struct ProofFailure: Error {
+    var error: MetascrubError
+    var verification: Verification?
+    /// The output's C2PA manifest stores when the re-scan got that far.
+    var outputManifests: [ProvenanceManifest]?
+}
+
+extension FileReport {
+    mutating func record(_ proof: Proof) {
+        verification = proof.verification
+        if let digest = proof.sha256After { sha256After = digest }
+        bytesAfter = proof.bytesAfter
     }
 }
 

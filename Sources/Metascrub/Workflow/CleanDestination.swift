@@ -105,7 +105,7 @@ struct FileDestination: CleanDestination {
 
     private func applyAttributes(_ temp: String) throws {
         guard let attributesFrom else { return }
-        notes.add(try FileProcessor(options: options).applyAttributes(from: attributesFrom, toTemp: temp, keepIdentity: inPlace))
+        notes.add(try FileAttributes(options).apply(from: attributesFrom, toTemp: temp, keepIdentity: inPlace))
     }
 }
 

@@ -344,6 +344,7 @@ struct DataEdits {
 
     init(layout: HEIFLayout, plan: CleanPlan, removed: Set<UInt32>, rebuilt: [UInt32: [UInt8]]) throws {
         var kept: [Range<Int64>] = []
+        var coded: [Range<Int64>] = []
         var cut: [Range<Int64>] = []
         var newBytes: [(range: Range<Int64>, bytes: [UInt8])] = []
         for (id, data) in layout.data.sorted(by: { $0.key < $1.key }) {
@@ -358,8 +359,11 @@ struct DataEdits {
                 cut += data.ranges
             } else {
                 kept += data.ranges
+                // The content check compares kept image items and derivation inputs byte for byte: coded data.
+                if layout.meta.item(id)?.isImage == true || layout.roles[id] == .input { coded += data.ranges }
             }
         }
+        coded = ByteSplice.union(coded)
         for (gap, item) in layout.unreferenced where item.map({ !plan.keeps($0) }) ?? true { cut.append(gap) }
         let keptUnion = ByteSplice.union(kept)
         for r in newBytes where !ByteSplice.subtract([r.range], keptUnion).elementsEqual([r.range]) {
@@ -370,7 +374,7 @@ struct DataEdits {
             for i in layout.dataBoxes.sorted() {
                 let box = layout.top[i]
                 let inside = newBytes.filter { box.payloadRange.contains($0.range.lowerBound) }
-                let splice = try ByteSplice(range: box.payloadRange, cuts: cuts, replacements: inside)
+                let splice = try ByteSplice(range: box.payloadRange, cuts: cuts, replacements: inside, coded: coded)
                 boxSplices[i] = splice
                 boxes.append((box, splice))
             }
@@ -378,7 +382,7 @@ struct DataEdits {
                 let inside = newBytes.filter { idat.payloadRange.contains($0.range.lowerBound) }
                 // Bytes of idat no kept item uses are dropped as well.
                 let idatCuts = ByteSplice.subtract([idat.payloadRange], keptUnion + inside.map(\.range))
-                idatSplice = try ByteSplice(range: idat.payloadRange, cuts: idatCuts, replacements: inside)
+                idatSplice = try ByteSplice(range: idat.payloadRange, cuts: idatCuts, replacements: inside, coded: coded)
             }
         } catch let problem as ByteSplice.Problem {
             throw MetascrubError.unsupported(format: layout.format, reason: "rebuilt metadata items overlap (\(problem)); nothing was written")
