@@ -88,7 +88,43 @@ final class PlantedImageElementTests: XCTestCase {
             Variant(name: "brob unknown box",
                     bytes: b + Surgery.box("brob", Array("plnt".utf8) + Planted.brotli(text))),
         ] },
+        "jp2": Plan(fixture: "jp2/geo-gps.jp2") { b in [
+            Variant(name: "unknown box", bytes: b + Surgery.box("plnt", text)),
+            Variant(name: "free box with text", bytes: b + Surgery.box("free", text)),
+            Variant(name: "xml box", bytes: b + Surgery.box("xml ", xmp)),
+        ] },
+        "svg": Plan(fixture: "svg/inkscape.svg") { b in
+            let foreign = " xmlns:plnt=\"urn:x-planted\""
+            return [
+                Variant(name: "foreign element", bytes: svgBeforeEnd(b, "<plnt:note\(foreign)>\(Planted.text)</plnt:note>")),
+                Variant(name: "comment", bytes: svgBeforeEnd(b, "<!-- \(Planted.text) -->")),
+                Variant(name: "foreign attribute", bytes: svgRootAttribute(b, "\(foreign) plnt:path=\"\(Planted.name) \(Planted.position)\"")),
+                Variant(name: "processing instruction after the root", bytes: b + Array("\n<?plnt \(Planted.text)?>\n".utf8)),
+            ]
+        },
     ]
+
+    /// `element` inserted before the SVG root's end tag.
+    static func svgBeforeEnd(_ b: [UInt8], _ element: String) -> [UInt8] {
+        let text = String(decoding: b, as: UTF8.self)
+        guard let end = text.range(of: "</svg>", options: .backwards) else { return b }
+        return Array((String(text[..<end.lowerBound]) + element + String(text[end.lowerBound...])).utf8)
+    }
+
+    /// `attributes` added to the SVG root element's start tag.
+    static func svgRootAttribute(_ b: [UInt8], _ attributes: String) -> [UInt8] {
+        let text = String(decoding: b, as: UTF8.self)
+        guard let start = text.range(of: "<svg") else { return b }
+        return Array((String(text[..<start.upperBound]) + attributes + String(text[start.upperBound...])).utf8)
+    }
+
+    /// The displayed pixels: ImageMagick decodes images; an SVG is rendered by librsvg first.
+    static func pixels(_ id: String, _ path: String, in dir: TempDir) -> String? {
+        guard id == "svg" else { return Oracle.pixels(path, autoOrient: false) }
+        let png = dir.file((path as NSString).lastPathComponent + ".png")
+        guard Tool.run(["rsvg-convert", path, "-o", png]).status == 0 else { return nil }
+        return Oracle.pixels(png, autoOrient: false)
+    }
 
     static var xmp: [UInt8] {
         Array(("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\">"
@@ -168,7 +204,7 @@ final class PlantedImageElementTests: XCTestCase {
     }
 
     func check(kinds: Set<MediaFormat.Kind>) throws {
-        try Tool.require("brotli", "convert")
+        try Tool.require("brotli", "convert", "rsvg-convert")
         let dir = TempDir()
         let only = ProcessInfo.processInfo.environment["PLANTED_FORMAT"]
         for entry in FormatRegistry.entries where kinds.contains(entry.format.kind) {
@@ -185,7 +221,7 @@ final class PlantedImageElementTests: XCTestCase {
                 let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
                 XCTAssertEqual(Planted.findings(in: bytes), [], "\(id): the base already holds planted text")
                 variants = plan.plant(bytes)
-                if entry.format.kind == .image { reference = Oracle.pixels(path, autoOrient: false) }
+                if entry.format.kind == .image { reference = Self.pixels(id, path, in: dir) }
             } else if entry.handler == nil {
                 variants = Self.unsupportedVariants(dir)
             } else {
@@ -220,7 +256,7 @@ final class PlantedImageElementTests: XCTestCase {
                 XCTAssertEqual(Planted.findings(atPath: output), [],
                                "\(policy) \(label): cleaned with the planted bytes left")
                 if let reference {
-                    XCTAssertEqual(Oracle.pixels(output, autoOrient: false), reference,
+                    XCTAssertEqual(Self.pixels(id, output, in: dir), reference,
                                    "\(policy) \(label): pixels differ")
                 }
                 let again = Run.clean(output, to: dir.file("\(id)-\(policy)-again"), policy: policy)

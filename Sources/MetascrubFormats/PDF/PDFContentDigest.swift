@@ -28,7 +28,9 @@ struct PDFContentDigest {
             let page = document.page(index)
             var hasher = Hasher256()
             var seen: [PDFRef: Int] = [:]
-            guard let content = document.pageContent(page) else {
+            // A page without /Contents is a blank page (legal, and what generators write for one): its content is empty.
+            let contents = document.has(page, "/Contents") ? document.pageContent(page) : []
+            guard let content = contents else {
                 throw MetascrubError.malformed(format: "PDF", path: "page \(index + 1)/Contents", offset: 0,
                                                reason: "QPDF cannot decode the page's content streams")
             }

@@ -176,7 +176,8 @@ final class QPDFDocument {
         var length = 0
         let status = qpdf_oh_get_page_content_data(q, page, &buffer, &length)
         defer { free(buffer) }
-        guard status & QPDF_ERRORS == 0, let buffer else { return nil }
+        guard status & QPDF_ERRORS == 0 else { return nil }
+        guard let buffer, length > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: buffer, count: length))
     }
 
