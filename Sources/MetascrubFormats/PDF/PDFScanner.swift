@@ -59,7 +59,7 @@ struct PDFScanner {
         }
         try scanner.walkTrailer()
         scanner.layout.pageDigests = try PDFContentDigest(document).pages()
-        try scanner.documentID()
+        try scanner.freshWrite()
         return scanner.found.result(scanner.layout)
     }
 
@@ -89,18 +89,28 @@ struct PDFScanner {
         try document.check("trailer")
     }
 
-    /// The trailer's /ID, unless it is the one a fresh write computes from this very content (a file metascrub
-    /// cleaned: writing it again gives the same bytes), which identifies nothing but the content. Last, as finding
-    /// that out writes the document (without its /ID).
-    private mutating func documentID() throws {
+    /// What a fresh write would not keep. The trailer's /ID is an item unless it is the one a fresh write computes
+    /// from this very content (a file metascrub cleaned: writing it again gives the same bytes), which identifies
+    /// nothing but the content. Any other difference from a fresh write — an earlier revision, an object nothing
+    /// refers to, a comment, bytes after the last %%EOF, another writer's layout — is bytes no reader here read: one
+    /// `unknown` item, so a file carrying them is never passed on as clean. Last, as finding out writes the document.
+    private mutating func freshWrite() throws {
         let document = document
         let trailer = document.trailer
-        guard document.has(trailer, "/ID") else { return }
-        let id = String(decoding: document.unparsed(document.get(trailer, "/ID")), as: UTF8.self)
-        document.remove(trailer, "/ID")
-        if try document.written() == document.bytes { return }
-        remove("/ID", in: PDFPlace(object: nil), "pdf:ID", .identity, location: "trailer/ID", value: id,
-               detail: "document identifier (a clean writes one computed from the cleaned content)")
+        // Written with its /ID as it is: the same bytes when nothing but objects the walk saw is in the file.
+        let fresh = try document.written() == document.bytes
+        if document.has(trailer, "/ID") {
+            let id = String(decoding: document.unparsed(document.get(trailer, "/ID")), as: UTF8.self)
+            document.remove(trailer, "/ID")
+            if try document.written() != document.bytes {
+                remove("/ID", in: PDFPlace(object: nil), "pdf:ID", .identity, location: "trailer/ID", value: id,
+                       detail: "document identifier (a clean writes one computed from the cleaned content)")
+            }
+        }
+        guard !fresh else { return }
+        found.add("pdf:unwritten", .content, location: "file",
+                  detail: "bytes a fresh write does not keep (earlier revisions, objects nothing refers to, comments, "
+                      + "data after %%EOF)", unknown: true)
     }
 
     /// Visits an object: an indirect one once, a dictionary or stream's keys by what they are, arrays by item.
