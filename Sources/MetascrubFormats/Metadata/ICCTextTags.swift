@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import MetascrubCore
+
+/// The text tags of an ICC profile (ICC.1:2010 and v2): descriptions and copyright that name an owner, a
+/// calibrating user or a device serial, though no colour conversion reads them. They are blanked where they lie, at
+/// the same length, so no tag offset moves and the rendering tags stay byte for byte.
+struct ICCTextTags: Sendable {
+    struct Tag: Sendable {
+        /// `desc`, `cprt`, `dmnd`, `dmdd`, `vued`.
+        let signature: String
+        let text: String
+        /// Byte ranges of the tag's characters inside the profile (ASCII, UTF-16BE or both for `desc`).
+        let characters: [Range<Int>]
+    }
+
+    static let headerSize = 128
+    /// Header bytes of the profile ID, an MD5 over the profile; all zero means "not computed" (ICC.1:2010 7.2.18).
+    static let profileID = 84..<100
+    static let categories: [String: Category] = [
+        "desc": .identity, "cprt": .identity, "vued": .identity, "dmnd": .device, "dmdd": .device,
+    ]
+
+    let tags: [Tag]
+
+    /// Reads the tag table; only tags with some text in them are listed.
+    init(_ profile: [UInt8], path: String) throws {
+        func malformed(_ at: Int, _ reason: String) -> MetascrubError {
+            .malformed(format: "ICC", path: path, offset: Int64(at), reason: reason)
+        }
+        guard profile.count >= Self.headerSize + 4 else {
+            throw MetascrubError.truncated(format: "ICC", path: path, offset: 0, needed: Int64(Self.headerSize + 4))
+        }
+        let count = BigEndian.u32(profile, Self.headerSize)
+        guard count <= (profile.count - Self.headerSize - 4) / 12 else { throw malformed(Self.headerSize, "tag count \(count)") }
+        var tags: [Tag] = []
+        var seen = Set<Int>()
+        for n in 0..<count {
+            let entry = Self.headerSize + 4 + 12 * n
+            let signature = String(decoding: profile[entry..<entry + 4], as: UTF8.self)
+            guard Self.categories[signature] != nil else { continue }
+            let offset = BigEndian.u32(profile, entry + 4), size = BigEndian.u32(profile, entry + 8)
+            guard offset >= Self.headerSize, size >= 8, offset <= profile.count, size <= profile.count - offset else {
+                throw malformed(entry, "tag \(signature) at \(offset)+\(size) outside the profile")
+            }
+            // Tags may share one element; it is read (and blanked) once.
+            guard seen.insert(offset).inserted else { continue }
+            let element = offset..<(offset + size)
+            let ranges = try Self.characters(profile, element, signature: signature, malformed)
+            let text = Self.text(profile, ranges)
+            if !text.isEmpty { tags.append(Tag(signature: signature, text: text, characters: ranges)) }
+        }
+        self.tags = tags
+    }
+
+    /// The profile with every listed tag's characters zeroed and the profile ID cleared.
+    func blanked(_ profile: [UInt8], signatures: Set<String>) -> [UInt8] {
+        var out = profile
+        for tag in tags where signatures.contains(tag.signature) {
+            for range in tag.characters { for i in range { out[i] = 0 } }
+        }
+        for i in Self.profileID { out[i] = 0 }
+        return out
+    }
+
+    /// The character ranges of one tag element by its type.
+    private static func characters(
+        _ p: [UInt8], _ element: Range<Int>, signature: String, _ malformed: (Int, String) -> MetascrubError
+    ) throws -> [Range<Int>] {
+        let start = element.lowerBound, end = element.upperBound
+        let type = String(decoding: p[start..<start + 4], as: UTF8.self)
+        switch type {
+        case "text":
+            return [(start + 8)..<end]
+        case "desc":
+            // textDescriptionType: ASCII count+chars, Unicode code+count+UTF-16BE chars, ScriptCode code+count+67 bytes.
+            guard end - start >= 12 else { throw malformed(start, "\(signature) desc element too short") }
+            let asciiCount = BigEndian.u32(p, start + 8)
+            guard asciiCount <= end - start - 12 else { throw malformed(start + 8, "\(signature) ASCII count \(asciiCount)") }
+            var ranges = [(start + 12)..<(start + 12 + asciiCount)]
+            let unicode = start + 12 + asciiCount
+            if unicode + 8 <= end {
+                let units = BigEndian.u32(p, unicode + 4)
+                if units <= (end - unicode - 8) / 2 { ranges.append((unicode + 8)..<(unicode + 8 + 2 * units)) }
+            }
+            return ranges
+        case "mluc":
+            guard end - start >= 16 else { throw malformed(start, "\(signature) mluc element too short") }
+            let records = BigEndian.u32(p, start + 8), recordSize = BigEndian.u32(p, start + 12)
+            guard recordSize >= 12, records <= (end - start - 16) / recordSize else {
+                throw malformed(start + 8, "\(signature) mluc with \(records) records of \(recordSize) bytes")
+            }
+            return try (0..<records).map { r in
+                let record = start + 16 + r * recordSize
+                let length = BigEndian.u32(p, record + 4), offset = BigEndian.u32(p, record + 8)
+                guard offset <= end - start, length <= end - start - offset else {
+                    throw malformed(record, "\(signature) mluc record \(r) outside its element")
+                }
+                return (start + offset)..<(start + offset + length)
+            }
+        default:
+            return []
+        }
+    }
+
+    /// The readable text of the ranges: ASCII as is, UTF-16BE ranges decoded; empty when all is zero or space.
+    private static func text(_ p: [UInt8], _ ranges: [Range<Int>]) -> String {
+        var parts: [String] = []
+        for range in ranges {
+            let bytes = Array(p[range])
+            let isUTF16 = bytes.count >= 2 && bytes.count % 2 == 0 && stride(from: 0, to: bytes.count, by: 2).allSatisfy { bytes[$0] == 0 }
+            let string = isUTF16
+                ? String(decoding: stride(from: 0, to: bytes.count, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) },
+                         as: UTF16.self)
+                : String(decoding: bytes, as: UTF8.self)
+            let blank: (Character) -> Bool = { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.value < 0x20 } }
+            let trimmed = String(string.drop(while: blank).reversed().drop(while: blank).reversed())
+            if !trimmed.isEmpty, !parts.contains(trimmed) { parts.append(trimmed) }
+        }
+        return parts.joined(separator: " / ")
+    }
+}
+
+extension ItemCollector {
+    /// One child item per text tag under the profile's item, each separable: removing it blanks it in place.
+    mutating func iccTextTags(_ profile: [UInt8], parent: Int, location: String) -> ICCTextTags? {
+        do {
+            let tags = try ICCTextTags(profile, path: location)
+            for tag in tags.tags {
+                let index = add("icc:\(tag.signature)", ICCTextTags.categories[tag.signature] ?? .identity, location: "\(location)/\(tag.signature)",
+                                offset: items[parent].offset, length: Int64(tag.characters.reduce(0) { $0 + $1.count }),
+                                value: tag.text, detail: "ICC profile text tag \(tag.signature)", parent: parent)
+                items[index].separable = true
+            }
+            return tags
+        } catch {
+            notes.append(Note(.warning, code: "icc-unread", "the ICC profile's tag table could not be read: \(error)"))
+            return nil
+        }
+    }
+}
+
+/// A profile's text tags and the items that stand for them, kept by a handler for its cleaner.
+struct ICCTextEdit: Sendable {
+    let profile: [UInt8]
+    let tags: ICCTextTags
+    /// Item index → tag signature.
+    let items: [Int: String]
+
+    /// Lists the profile's text tags under `parent`; nil when it has none or cannot be read.
+    init?(_ profile: [UInt8], parent: Int, location: String, into found: inout ItemCollector) {
+        let first = found.next
+        guard let tags = found.iccTextTags(profile, parent: parent, location: location), !tags.tags.isEmpty else { return nil }
+        self.profile = profile
+        self.tags = tags
+        self.items = Dictionary(uniqueKeysWithValues: tags.tags.enumerated().map { (first + $0.offset, $0.element.signature) })
+    }
+
+    /// The profile with the tags the plan removes blanked, or nil when it keeps them all.
+    func blanked(keeps: (Int) -> Bool) -> [UInt8]? {
+        let removed = Set(items.filter { !keeps($0.key) }.map(\.value))
+        return removed.isEmpty ? nil : tags.blanked(profile, signatures: removed)
+    }
+
+    /// Marks the removed tag items as removed in a clean's outcomes.
+    func record(keeps: (Int) -> Bool, into result: inout CleanResult) {
+        for item in items.keys where !keeps(item) { result.outcomes[item] = .removed }
+    }
+}
