@@ -35,12 +35,14 @@ final class ICCTextTagsTests: XCTestCase {
             let r = Harness.exec("convert", [input, "-profile", target, out], cwd: tmp)
             XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
         }
-        return Harness.exec("compare", ["-metric", "AE", "\(tmp)/a-\(name).ppm", "\(tmp)/b-\(name).ppm", "null:"], cwd: tmp)
+        let pair = ["\(tmp)/a-\(name).ppm", "\(tmp)/b-\(name).ppm"]
+        return Harness.exec("compare", ["-metric", "AE"] + pair + ["null:"], cwd: tmp)
             .stderr.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     func testStrictAndShareBlankTheTextAndKeepTheRendering() throws {
-        try Harness.requireBinary(); try Harness.require("exiftool"); try Harness.require("convert"); try Harness.require("compare")
+        try Harness.requireBinary(); try Harness.require("exiftool")
+        try Harness.require("convert"); try Harness.require("compare")
         for name in Self.fixtures {
             let input = Harness.fixture("icc/\(name)")
             let before = try icc(input)
@@ -53,12 +55,13 @@ final class ICCTextTagsTests: XCTestCase {
                 XCTAssertEqual(r.status, 0, "\(name) \(policy): \(r.out) \(r.stderr)")
                 let after = try icc(out)
                 XCTAssertFalse("\(after)".contains("CANARY"), "\(name) \(policy): \(after)")
-                XCTAssertEqual("\(after["ProfileID"] ?? "")", "0", "\(name) \(policy): the profile ID must read as not computed")
+                let id = "\(after["ProfileID"] ?? "")"
+                XCTAssertEqual(id, "0", "\(name) \(policy): the profile ID must read as not computed")
                 for tag in Self.rendering {
                     XCTAssertNotNil(before[tag], "\(name): \(tag)")
                     XCTAssertEqual("\(before[tag] ?? "")", "\(after[tag] ?? "")", "\(name) \(policy): \(tag) changed")
                 }
-                XCTAssertEqual(profileBytes(out).count, profileBytes(input).count, "\(name) \(policy): the profile changed size")
+                XCTAssertEqual(profileBytes(out).count, profileBytes(input).count, "\(name) \(policy): size changed")
                 XCTAssertEqual(renderedDifference(input, out, name: "\(policy)-\(name)"), "0", "\(name) \(policy)")
                 let bytes = try XCTUnwrap(Harness.data(out))
                 for canary in ["CANARY-ICC-OWNER", "CANARY-ICC-SERIAL-5521"] {
@@ -92,7 +95,9 @@ final class ICCTextTagsTests: XCTestCase {
         try Harness.requireBinary()
         let input = Harness.fixture("icc/display.jpg")
         let plain = Harness.metascrub(["scan", "-v", "--policy", "strict", input])
-        for key in ["icc:desc", "icc:cprt", "icc:dmnd", "icc:dmdd"] { XCTAssertTrue(plain.out.contains(key), plain.out) }
+        for key in ["icc:desc", "icc:cprt", "icc:dmnd", "icc:dmdd"] {
+            XCTAssertTrue(plain.out.contains(key), plain.out)
+        }
         XCTAssertFalse(plain.out.contains("CANARY-ICC-OWNER"), plain.out)
         let shown = Harness.metascrub(["scan", "-v", "--show-values", "--policy", "strict", input])
         XCTAssertTrue(shown.out.contains("CANARY-ICC-OWNER"), shown.out)

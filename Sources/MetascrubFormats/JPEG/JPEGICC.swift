@@ -26,7 +26,9 @@ extension JPEGScanner {
             chunks[part.segment] = profile.count..<(profile.count + part.bytes.count)
             profile += part.bytes
         }
-        guard let edit = ICCTextEdit(profile, parent: profileItem, location: "APP2/ICC_PROFILE", into: &found) else { return }
+        guard let edit = ICCTextEdit(profile, parent: profileItem, location: "APP2/ICC_PROFILE", into: &found) else {
+            return
+        }
         layout.iccText = (edit, chunks)
     }
 }

@@ -9,7 +9,8 @@ struct ICCTextTags: Sendable {
         /// `desc`, `cprt`, `dmnd`, `dmdd`, `vued`.
         let signature: String
         let text: String
-        /// Byte ranges of the tag's characters inside the profile (ASCII, UTF-16BE or both for `desc`).
+        /// Byte ranges of the tag's characters inside the profile (ASCII, UTF-16BE, or both and a Mac script
+        /// string for `desc`).
         let characters: [Range<Int>]
     }
 
@@ -31,7 +32,9 @@ struct ICCTextTags: Sendable {
             throw MetascrubError.truncated(format: "ICC", path: path, offset: 0, needed: Int64(Self.headerSize + 4))
         }
         let count = BigEndian.u32(profile, Self.headerSize)
-        guard count <= (profile.count - Self.headerSize - 4) / 12 else { throw malformed(Self.headerSize, "tag count \(count)") }
+        guard count <= (profile.count - Self.headerSize - 4) / 12 else {
+            throw malformed(Self.headerSize, "tag count \(count)")
+        }
         var tags: [Tag] = []
         var seen = Set<Int>()
         for n in 0..<count {
@@ -45,9 +48,9 @@ struct ICCTextTags: Sendable {
             // Tags may share one element; it is read (and blanked) once.
             guard seen.insert(offset).inserted else { continue }
             let element = offset..<(offset + size)
-            let ranges = try Self.characters(profile, element, signature: signature, malformed)
-            let text = Self.text(profile, ranges)
-            if !text.isEmpty { tags.append(Tag(signature: signature, text: text, characters: ranges)) }
+            let runs = try Self.characters(profile, element, signature: signature, malformed)
+            let text = Self.text(profile, runs)
+            if !text.isEmpty { tags.append(Tag(signature: signature, text: text, characters: runs.map(\.range))) }
         }
         self.tags = tags
     }
@@ -62,27 +65,38 @@ struct ICCTextTags: Sendable {
         return out
     }
 
-    /// The character ranges of one tag element by its type.
+    /// A run of characters: where it lies and whether it is UTF-16BE.
+    private struct Run { let range: Range<Int>; let utf16: Bool }
+
+    /// The character runs of one tag element by its type.
     private static func characters(
         _ p: [UInt8], _ element: Range<Int>, signature: String, _ malformed: (Int, String) -> MetascrubError
-    ) throws -> [Range<Int>] {
+    ) throws -> [Run] {
         let start = element.lowerBound, end = element.upperBound
         let type = String(decoding: p[start..<start + 4], as: UTF8.self)
         switch type {
         case "text":
-            return [(start + 8)..<end]
+            return [Run(range: (start + 8)..<end, utf16: false)]
         case "desc":
-            // textDescriptionType: ASCII count+chars, Unicode code+count+UTF-16BE chars, ScriptCode code+count+67 bytes.
+            // textDescriptionType: ASCII count and characters, Unicode language code, count and UTF-16BE
+            // characters, ScriptCode code, count and 67 bytes.
             guard end - start >= 12 else { throw malformed(start, "\(signature) desc element too short") }
             let asciiCount = BigEndian.u32(p, start + 8)
-            guard asciiCount <= end - start - 12 else { throw malformed(start + 8, "\(signature) ASCII count \(asciiCount)") }
-            var ranges = [(start + 12)..<(start + 12 + asciiCount)]
-            let unicode = start + 12 + asciiCount
-            if unicode + 8 <= end {
-                let units = BigEndian.u32(p, unicode + 4)
-                if units <= (end - unicode - 8) / 2 { ranges.append((unicode + 8)..<(unicode + 8 + 2 * units)) }
+            guard asciiCount <= end - start - 12 else {
+                throw malformed(start + 8, "\(signature) ASCII count \(asciiCount)")
             }
-            return ranges
+            var runs = [Run(range: (start + 12)..<(start + 12 + asciiCount), utf16: false)]
+            let unicode = start + 12 + asciiCount
+            guard unicode + 8 <= end else { return runs }
+            let units = BigEndian.u32(p, unicode + 4)
+            guard units <= (end - unicode - 8) / 2 else { return runs }
+            runs.append(Run(range: (unicode + 8)..<(unicode + 8 + 2 * units), utf16: true))
+            // The ScriptCode string: a 2-byte code, a count, then 67 bytes of which `count` are characters.
+            let script = unicode + 8 + 2 * units
+            if script + 3 + 67 <= end {
+                runs.append(Run(range: (script + 3)..<(script + 3 + min(Int(p[script + 2]), 67)), utf16: false))
+            }
+            return runs
         case "mluc":
             guard end - start >= 16 else { throw malformed(start, "\(signature) mluc element too short") }
             let records = BigEndian.u32(p, start + 8), recordSize = BigEndian.u32(p, start + 12)
@@ -95,23 +109,22 @@ struct ICCTextTags: Sendable {
                 guard offset <= end - start, length <= end - start - offset else {
                     throw malformed(record, "\(signature) mluc record \(r) outside its element")
                 }
-                return (start + offset)..<(start + offset + length)
+                return Run(range: (start + offset)..<(start + offset + length), utf16: true)
             }
         default:
             return []
         }
     }
 
-    /// The readable text of the ranges: ASCII as is, UTF-16BE ranges decoded; empty when all is zero or space.
-    private static func text(_ p: [UInt8], _ ranges: [Range<Int>]) -> String {
+    /// The readable text of the runs, each decoded by its encoding; empty when all is zero or space.
+    private static func text(_ p: [UInt8], _ runs: [Run]) -> String {
         var parts: [String] = []
-        for range in ranges {
-            let bytes = Array(p[range])
-            let isUTF16 = bytes.count >= 2 && bytes.count % 2 == 0 && stride(from: 0, to: bytes.count, by: 2).allSatisfy { bytes[$0] == 0 }
-            let string = isUTF16
-                ? String(decoding: stride(from: 0, to: bytes.count, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) },
-                         as: UTF16.self)
-                : String(decoding: bytes, as: UTF8.self)
+        for run in runs {
+            let bytes = Array(p[run.range])
+            let units = stride(from: 0, to: bytes.count - 1, by: 2).map {
+                UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1])
+            }
+            let string = run.utf16 ? String(decoding: units, as: UTF16.self) : String(decoding: bytes, as: UTF8.self)
             let blank: (Character) -> Bool = { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.value < 0x20 } }
             let trimmed = String(string.drop(while: blank).reversed().drop(while: blank).reversed())
             if !trimmed.isEmpty, !parts.contains(trimmed) { parts.append(trimmed) }
@@ -126,7 +139,8 @@ extension ItemCollector {
         do {
             let tags = try ICCTextTags(profile, path: location)
             for tag in tags.tags {
-                let index = add("icc:\(tag.signature)", ICCTextTags.categories[tag.signature] ?? .identity, location: "\(location)/\(tag.signature)",
+                let category = ICCTextTags.categories[tag.signature] ?? .identity
+                let index = add("icc:\(tag.signature)", category, location: "\(location)/\(tag.signature)",
                                 offset: items[parent].offset, length: Int64(tag.characters.reduce(0) { $0 + $1.count }),
                                 value: tag.text, detail: "ICC profile text tag \(tag.signature)", parent: parent)
                 items[index].separable = true
@@ -149,10 +163,14 @@ struct ICCTextEdit: Sendable {
     /// Lists the profile's text tags under `parent`; nil when it has none or cannot be read.
     init?(_ profile: [UInt8], parent: Int, location: String, into found: inout ItemCollector) {
         let first = found.next
-        guard let tags = found.iccTextTags(profile, parent: parent, location: location), !tags.tags.isEmpty else { return nil }
+        guard let tags = found.iccTextTags(profile, parent: parent, location: location), !tags.tags.isEmpty else {
+            return nil
+        }
         self.profile = profile
         self.tags = tags
-        self.items = Dictionary(uniqueKeysWithValues: tags.tags.enumerated().map { (first + $0.offset, $0.element.signature) })
+        self.items = Dictionary(uniqueKeysWithValues: tags.tags.enumerated().map {
+            (first + $0.offset, $0.element.signature)
+        })
     }
 
     /// The profile with the tags the plan removes blanked, or nil when it keeps them all.

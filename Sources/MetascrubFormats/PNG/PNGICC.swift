@@ -9,7 +9,8 @@ extension PNGScanner {
                         location: String, into found: inout ItemCollector) throws -> ICCTextEdit? {
         guard chunk.length <= parseLimit, Int(chunk.length) > nameLength + 2 else { return nil }
         let data = try source.read(at: chunk.dataOffset, count: Int(chunk.length))
-        guard let profile = try? Zlib.inflate(Array(data[(nameLength + 2)...]), limit: Int(parseLimit)) else { return nil }
+        let stream = Array(data[(nameLength + 2)...])
+        guard let profile = try? Zlib.inflate(stream, limit: Int(parseLimit)) else { return nil }
         return ICCTextEdit(profile, parent: profileItem, location: "\(location)/ICC", into: &found)
     }
 }

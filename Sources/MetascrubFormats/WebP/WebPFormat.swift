@@ -64,8 +64,8 @@ public struct WebPFormat: FormatHandler {
             case "ICCP":
                 let item = add("icc:profile", .rendering, detail: "ICC profile (ICCP), \(chunk.size) bytes")
                 layout.contents[index] = .item(item)
-                if parseable, let text = ICCTextEdit(try input.read(at: chunk.payloadOffset, count: Int(chunk.size)), parent: item,
-                                                     location: "\(location)/ICC", into: &found) {
+                let profile = parseable ? try input.read(at: chunk.payloadOffset, count: Int(chunk.size)) : []
+                if parseable, let text = ICCTextEdit(profile, parent: item, location: "\(location)/ICC", into: &found) {
                     layout.contents[index] = .icc(item: item, text: text)
                 }
             case "C2PA" where parseable:
