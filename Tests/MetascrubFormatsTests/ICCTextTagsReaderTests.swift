@@ -25,7 +25,9 @@ final class ICCTextTagsReaderTests: XCTestCase {
             XCTAssertTrue(try ICCTextTags(blanked, path: fixture).tags.isEmpty, fixture)
             // Only text and the profile ID changed: every differing byte lies in a tag's characters or the ID.
             let text = Set(tags.tags.flatMap { $0.characters.flatMap { Array($0) } } + Array(84..<100))
-            for i in bytes.indices where bytes[i] != blanked[i] { XCTAssertTrue(text.contains(i), "\(fixture): byte \(i)") }
+            for i in bytes.indices where bytes[i] != blanked[i] {
+                XCTAssertTrue(text.contains(i), "\(fixture): byte \(i)")
+            }
         }
     }
 

@@ -184,3 +184,19 @@ struct ICCTextEdit: Sendable {
         for item in items.keys where !keeps(item) { result.outcomes[item] = .removed }
     }
 }
+
+/// For writers that carry a decoded image's profile into a new file (conversion): the same blanking the remux
+/// cleaners do, decided by the policy on the items the profile's text tags would be.
+public enum ICCProfileText {
+    /// The profile with the text tags the policy removes blanked and its ID zeroed; unchanged when the policy keeps
+    /// them all or the tag table cannot be read (the output's own scan then decides).
+    public static func cleaned(_ profile: [UInt8], policy: Policy) -> [UInt8] {
+        guard let tags = try? ICCTextTags(profile, path: "ICC") else { return profile }
+        let removed = Set(tags.tags.filter { tag in
+            let category = ICCTextTags.categories[tag.signature] ?? .identity
+            let item = MetadataItem(key: "icc:\(tag.signature)", category: category, location: "ICC/\(tag.signature)")
+            return policy.decide(item).0 != .keep
+        }.map(\.signature))
+        return removed.isEmpty ? profile : tags.blanked(profile, signatures: removed)
+    }
+}
