@@ -41,19 +41,20 @@ struct ImageConverter {
         let wantsCarry = Self.keepsCarriable(findings)
         var remux = wantsCarry && format != "jxl" ? try verifiedRemux(source, scan: scan, findings: findings) : nil
         // The profile describes the decoded pixels (libjxl describes its own output even without one in the
-        // file), so it goes along unless the policy removes the source's profile.
+        // file), so it goes along unless the policy removes the source's profile; its text tags are blanked as the
+        // policy says, whichever container it came from.
         let removesICC = findings.contains { $0.item.key == "icc:profile" && $0.disposition != .keep }
         // Proven in memory first: nothing reaches the file system unless it passes.
         let image: ReencodedImage, icc: [UInt8]?, carried: CarriedMetadata
         if conversion == .jpeg, let planar = planarSource(source, format: format) {
             // 8-bit HEIF/AVIF: libheif's planar render, encoded and checked a band at a time (PlanarConversion.swift).
             carried = wantsCarry ? self.carried(from: remux, format: format) : CarriedMetadata()
-            icc = removesICC ? nil : planar.iccProfile
+            icc = removesICC ? nil : planar.iccProfile.map { ICCProfileText.cleaned($0, policy: options.policy) }
             image = try planarJPEG(planar, icc: icc, carried: carried, report: &report)
         } else {
             let decoded = try decode(source, format: format, scan: scan, findings: findings, remux: &remux, report: &report)
             carried = wantsCarry ? self.carried(from: remux, format: format) : CarriedMetadata()
-            icc = removesICC ? nil : decoded.iccProfile
+            icc = removesICC ? nil : decoded.iccProfile.map { ICCProfileText.cleaned($0, policy: options.policy) }
             image = try encode(decoded, as: conversion, icc: icc, carried: carried, report: &report)
             if format == "tiff", decoded.bitDepth > 8, conversion == .jpeg || decoded.wide == nil {
                 let why = conversion == .jpeg ? "JPEG holds 8-bit samples" : "16-bit PNG output takes grey or RGB without alpha"

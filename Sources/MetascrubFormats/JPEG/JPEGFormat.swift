@@ -189,6 +189,8 @@ public struct JPEGFormat: FormatHandler {
             return try Self.segment(0xEE, input.read(at: segment.payloadOffset, count: JPEGStructure.adobeFields))
         case .none?, nil:
             if items.isEmpty { return copy }
+            if segment.role == .icc, items.allSatisfy(plan.keeps),
+               let blanked = try Self.iccSegment(index, segment, layout, plan, input, &result) { return blanked }
             return items.allSatisfy(plan.keeps) ? copy : nil
         }
     }

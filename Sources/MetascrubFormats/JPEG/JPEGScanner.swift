@@ -22,6 +22,8 @@ public struct JPEGLayout: Sendable {
     var mpfItem: Int?
     var orientation: Int?
     var orientationItem: Int?
+    /// The ICC profile's text tags and, per APP2 segment, the profile bytes it carries.
+    var iccText: (edit: ICCTextEdit, chunks: [Int: Range<Int>])?
 }
 
 /// Lists every metadata item of a JPEG: each APPn/COM segment by kind, the entries inside EXIF, XMP,
@@ -177,7 +179,9 @@ enum JPEGScanner {
             let first = structure.segments[iccSegments[0]]
             found.items.append(MetadataItem(key: "icc:profile", category: .rendering, location: "APP2/ICC_PROFILE", offset: first.offset,
                                       length: Int64(total), detail: "ICC profile, \(total) bytes in \(iccSegments.count) segment\(iccSegments.count == 1 ? "" : "s")"))
-            for s in iccSegments { layout.segmentItems[s] = [found.items.count - 1] }
+            let profileItem = found.items.count - 1
+            for s in iccSegments { layout.segmentItems[s] = [profileItem] }
+            try readICCText(iccSegments, structure, source, profileItem, into: &found, layout: &layout)
         }
         for (_, segments) in jumbfSegments.sorted(by: { $0.key < $1.key }) {
             try JPEGJUMBF.itemise(segments, structure, source, into: &found, layout: &layout)

@@ -67,9 +67,14 @@ public struct PNGFormat: FormatHandler {
                 out.copy(chunk.end - 4..<chunk.end, because: .structure)
             case .item(let item)?:
                 if plan.keeps(item) { out.copy(chunk.range, because: .keptItem(item)) }
-            case .iccProfile(let profile, let name, let nameLength)?:
+            case .iccProfile(let profile, let name, let nameLength, let text)?:
                 guard plan.keeps(profile) else { continue }
-                if let name, !plan.keeps(name) {
+                if let text, let blanked = text.blanked(keeps: plan.keeps) {
+                    text.record(keeps: plan.keeps, into: &result)
+                    let label = name.map(plan.keeps) ?? true
+                        ? try input.read(at: chunk.dataOffset, count: nameLength) : Array(PNGScanner.neutralProfileName.utf8)
+                    out.append(PNGStructure.chunk("iCCP", label + [0, 0] + (try Zlib.deflate(blanked))))
+                } else if let name, !plan.keeps(name) {
                     let data = try input.read(at: chunk.dataOffset + Int64(nameLength), count: Int(chunk.length) - nameLength)
                     out.append(PNGStructure.chunk("iCCP", Array(PNGScanner.neutralProfileName.utf8) + data))
                 } else {

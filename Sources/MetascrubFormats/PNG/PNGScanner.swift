@@ -14,7 +14,8 @@ public struct PNGLayout: Sendable {
         /// ImageMagick's orNT orientation chunk: dropped once orientation is baked, else as its item says.
         case orientation(Int)
         /// iCCP: the profile stays with its item; its free-text name (an item of its own) may be replaced.
-        case iccProfile(profile: Int, name: Int?, nameLength: Int)
+        /// Its text tags (`text`), when it has any, are blanked in place and the profile deflated again.
+        case iccProfile(profile: Int, name: Int?, nameLength: Int, text: ICCTextEdit?)
         /// An image chunk whose data after its first `keep` bytes is an `unknown` item: slack after a fixed-size
         /// chunk's fields, bytes after the zlib stream in the last IDAT (`keep` 0: a whole chunk after it).
         case trimmed(item: Int, keep: Int64)
@@ -130,7 +131,9 @@ enum PNGScanner {
                 // The name is a free-text label decoders ignore (ExifTool shows it as PNG:ProfileName).
                 let label = name == PNGScanner.neutralProfileName ? nil
                     : add("png:iCCP:name", .content, value: name, detail: "label of the embedded ICC profile")
-                layout.contents[index] = .iccProfile(profile: profile, name: label, nameLength: nul)
+                let text = try PNGScanner.iccText(source, chunk, nameLength: nul, profileItem: profile, location: location,
+                                                  into: &found)
+                layout.contents[index] = .iccProfile(profile: profile, name: label, nameLength: nul, text: text)
             case "pCAL", "sCAL":
                 // Calibration and scale: a name, a unit and numbers, all free text no decoder displays.
                 let data = try source.read(at: chunk.dataOffset, count: Int(min(chunk.length, 200)))

@@ -11,6 +11,8 @@ public struct WebPLayout: Sendable {
         /// An image chunk with bytes that are no part of the image (after ANIM's fields, chunks nested in an ANMF
         /// frame other than ALPH and VP8/VP8L): those are the item; without them the chunk is `exact`.
         case trimmed(item: Int, exact: [UInt8])
+        /// An ICCP chunk whose profile has text tags: blanked in place when the policy removes them.
+        case icc(item: Int, text: ICCTextEdit)
     }
 
     var structure: WebPStructure
@@ -60,7 +62,12 @@ public struct WebPFormat: FormatHandler {
                 let keys = found.xmp(packet, location: "\(location)/XMP", origin: chunk.payloadOffset)
                 layout.contents[index] = .xmp(packet: packet, keys: keys)
             case "ICCP":
-                layout.contents[index] = .item(add("icc:profile", .rendering, detail: "ICC profile (ICCP), \(chunk.size) bytes"))
+                let item = add("icc:profile", .rendering, detail: "ICC profile (ICCP), \(chunk.size) bytes")
+                layout.contents[index] = .item(item)
+                let profile = parseable ? try input.read(at: chunk.payloadOffset, count: Int(chunk.size)) : []
+                if parseable, let text = ICCTextEdit(profile, parent: item, location: "\(location)/ICC", into: &found) {
+                    layout.contents[index] = .icc(item: item, text: text)
+                }
             case "C2PA" where parseable:
                 let store = add("jumbf:c2pa", .provenance, detail: "C2PA manifest store (C2PA chunk)")
                 layout.contents[index] = .item(store)
@@ -143,6 +150,15 @@ public struct WebPFormat: FormatHandler {
             case .item(let item)?:
                 guard plan.keeps(item) else { continue }
                 written.append(.chunk(chunk, .keptItem(item)))
+                present.insert(chunk.id)
+            case .icc(let item, let text)?:
+                guard plan.keeps(item) else { continue }
+                if let blanked = text.blanked(keeps: plan.keeps) {
+                    text.record(keeps: plan.keeps, into: &result)
+                    written.append(.bytes(Self.chunk("ICCP", blanked)))
+                } else {
+                    written.append(.chunk(chunk, .keptItem(item)))
+                }
                 present.insert(chunk.id)
             case .trimmed(let item, let exact)?:
                 if plan.keeps(item) {
