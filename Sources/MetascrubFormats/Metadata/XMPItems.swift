@@ -94,10 +94,11 @@ public enum XMPItems {
         }
         // XML comments are no property anyone reads, yet travel with a packet kept whole: an unknown item, whose
         // removal makes the rebuild re-serialise the packet without them.
-        if let comment = packet.firstRange(of: Array("<!--".utf8)) {
+        if let comment = ContentInspector.find(packet, "<!--", from: 0) {
             // Offsets of XMP items are the packet's, as for properties: the comment's text is what the proof looks for.
-            let end = packet[comment.upperBound...].firstRange(of: Array("-->".utf8))?.lowerBound ?? packet.count
-            let text = String(decoding: packet[comment.upperBound..<end].prefix(200), as: UTF8.self)
+            let start = comment + 4
+            let end = ContentInspector.find(packet, "-->", from: start) ?? packet.count
+            let text = String(decoding: packet[start..<max(start, end)].prefix(200), as: UTF8.self)
             items.append(MetadataItem(key: "xmp:comment", category: .content, location: location, offset: origin,
                                       value: options.includeValues ? text.trimmingWhitespace : nil,
                                       detail: "XML comment inside the XMP packet", isUnknown: true))
@@ -116,6 +117,9 @@ public enum XMPItems {
     /// property, and decides it, as in EXIF text (`ContentInspector`). Property offsets are the packet's.
     static func positions(in value: String, property: Int, options: ScanOptions, items: inout [MetadataItem]) {
         guard items[property].category != .location else { return }
+        // Every shape of a position has digits; most property values (names, tools, flags, dates' words) have none,
+        // and a camera's packet has hundreds of them.
+        guard value.utf8.contains(where: { $0 >= 0x30 && $0 <= 0x39 }) else { return }
         let bytes = Array(value.utf8.prefix(ContentInspector.limit))
         for (match, _) in ContentInspector.locations(in: bytes) where match.kind != .element {
             let key = "inspect:location:\(match.kind.rawValue)"

@@ -158,7 +158,8 @@ enum ContentInspector {
         return i + u.count <= b.count && b[i..<i + u.count].elementsEqual(u)
     }
 
-    private static func find(_ b: [UInt8], _ s: String, from: Int) -> Int? {
+    /// The first offset at or after `from` where `b` holds `s`'s UTF-8 bytes.
+    static func find(_ b: [UInt8], _ s: String, from: Int) -> Int? {
         let u = Array(s.utf8)
         guard let f = u.first, b.count >= u.count else { return nil }
         var i = from
