@@ -65,7 +65,7 @@ struct LedgerCoverage {
 
     func check(_ ledger: OutputLedger, original: any ByteSource, cleaned: any ByteSource) throws {
         var at: Int64 = 0
-        let declared = Self.merged(compared)
+        let declared = compared.union()
         for entry in ledger.entries {
             guard entry.output.lowerBound == at else {
                 throw LedgerViolation(offset: min(at, entry.output.lowerBound), kind: .notContiguous)
@@ -106,19 +106,6 @@ struct LedgerCoverage {
         guard at == cleaned.size, ledger.size == cleaned.size else {
             throw LedgerViolation(offset: min(at, cleaned.size), kind: .sizeMismatch(ledger: at, output: cleaned.size))
         }
-    }
-
-    /// Sorted union of ranges (adjacent ones joined).
-    static func merged(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
-        var out: [Range<Int64>] = []
-        for r in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = out.last, r.lowerBound <= last.upperBound {
-                out[out.count - 1] = last.lowerBound..<max(last.upperBound, r.upperBound)
-            } else {
-                out.append(r)
-            }
-        }
-        return out
     }
 
     /// The first offset of `range` outside `union` (sorted, merged), or nil when it lies wholly inside.

@@ -117,17 +117,7 @@ struct ByteSplice {
     }
 
     /// Sorted, merged union of ranges (empty ranges dropped).
-    static func union(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
-        var out: [Range<Int64>] = []
-        for r in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = out.last, r.lowerBound <= last.upperBound {
-                out[out.count - 1] = last.lowerBound..<max(last.upperBound, r.upperBound)
-            } else {
-                out.append(r)
-            }
-        }
-        return out
-    }
+    static func union(_ ranges: [Range<Int64>]) -> [Range<Int64>] { ranges.union() }
 
     /// `ranges` minus `minus`, both as unions (one merge pass over the two sorted lists).
     static func subtract(_ ranges: [Range<Int64>], _ minus: [Range<Int64>]) -> [Range<Int64>] {
