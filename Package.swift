@@ -105,7 +105,7 @@ let package = Package(
         .target(name: "CSandboxProbe"),
         // The worker side of `metascrub serve` and `clean --sandbox`: enter the sandbox, clean or scan one file,
         // write the JSON report. No HTTP here.
-        .target(name: "MetascrubSandbox", dependencies: ["Metascrub", "MetascrubCore", "CSandbox"]),
+        .target(name: "MetascrubSandbox", dependencies: ["Metascrub", "MetascrubCore", "MetascrubFormats", "MetascrubNative", "CSandbox"]),
         // `metascrub serve`: the HTTP service over worker processes. The only target that depends on Hummingbird.
         .target(
             name: "MetascrubServe",

@@ -113,7 +113,17 @@ extension FileSystem {
 }
 
 public struct PosixFileSystem: FileSystem {
-    public init() {}
+    /// The files are a server worker's own job: its input, written by the server before the worker started and
+    /// left alone until it ends, is mapped rather than copied into memory (nobody can truncate it under the
+    /// mapping); its outputs are read once and removed, so their write-back is never started (a thread and disk
+    /// writes for files no crash needs to survive).
+    public var privateJob: Bool
+
+    public init(privateJob: Bool = false) { self.privateJob = privateJob }
+
+    public func openForReading(_ path: String) throws -> FileByteSource {
+        try FileByteSource(path: path, mapOwnFile: privateJob)
+    }
 
     /// Temp files carry this prefix so a later run can recognise and remove those a killed run left. The full
     /// name is `.metascrub-<random>-<pid>-<target name>.tmp`: the PID tells a later run whether the writer is
@@ -136,7 +146,7 @@ public struct PosixFileSystem: FileSystem {
         if Glibc.fsync(fd) != 0 { throw MetascrubError.io(operation: "fsync", path: path, errno: errno) }
     }
 
-    public func startWriteback(_ fd: Int32) { WritebackStarter.start(fd) }
+    public func startWriteback(_ fd: Int32) { if !privateJob { WritebackStarter.start(fd) } }
 
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }
 

@@ -3,6 +3,10 @@ import Foundation
 import Metascrub
 import MetascrubCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One file, in a process of its own (`metascrub worker`): confine the process, clean or scan the file, write the
 /// CLI's JSON report to `report`. The server reads the report and streams the output; a crash, a limit or a
 /// timeout here costs this file only.
@@ -59,12 +63,28 @@ public struct WorkerJob: Sendable {
         return limits
     }
 
+    /// A plain write, not an atomic one: the server reads these only after the worker has ended, and a report cut
+    /// short by a kill does not parse. (Foundation's atomic write costs a temp file, an fsync and a rename each.)
+    static func write(_ data: Data, to path: String) throws(MetascrubError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
+        defer { close(fd) }
+        var written = 0
+        while written < data.count {
+            let n = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, data.count - written) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw .io(operation: "write", path: path, errno: n < 0 ? errno : EIO) }
+            written += n
+        }
+    }
+
     /// 0 when the report was written (whatever the file's status), 2 for a usage error, 3 otherwise.
     public func run() -> Int32 {
         do {
             // The policy first: a policy file is read before the sandbox could get in the way.
             var options = ProcessingOptions(policy: try preparsedPolicy ?? RunSetup.policy(policy))
             options.digests = digests
+            options.fileSystem = PosixFileSystem(privateJob: true)
             if refuseDamaged { options.policy.damaged = .refuse }
             if let limits { _ = try Sandbox.enter(confined(limits)) }
             if let stall = ProcessInfo.processInfo.environment[Self.stallVariable].flatMap(Int.init), stall > 0 {
@@ -84,16 +104,8 @@ public struct WorkerJob: Sendable {
             // Written as the server's client reads it, so the server streams it and never holds or rewrites it.
             let folder = (self.report as NSString).deletingLastPathComponent
             let report = summary == nil ? full : full.forClient(input: input, output: output, folder: folder)
-            let text = try JSONReportRenderer().render(report)
-            guard FileManager.default.createFile(atPath: self.report, contents: Data(text.utf8)) else {
-                throw MetascrubError.io(operation: "write", path: self.report, errno: errno)
-            }
-            if let summary {
-                let data = (try? JSONEncoder().encode(WorkerSummary(report))) ?? Data()
-                guard FileManager.default.createFile(atPath: summary, contents: data) else {
-                    throw MetascrubError.io(operation: "write", path: summary, errno: errno)
-                }
-            }
+            try Self.write(Data(try JSONReportRenderer().render(report).utf8), to: self.report)
+            if let summary { try Self.write((try? JSONEncoder().encode(WorkerSummary(report))) ?? Data(), to: summary) }
             if ProcessInfo.processInfo.environment[Self.faultVariable] == "no-output", let output {
                 unlink(output)
             }

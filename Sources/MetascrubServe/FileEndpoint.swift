@@ -44,9 +44,9 @@ extension ServeState {
         let started = ContinuousClock.now
         // The clean endpoint's headers need no digests; a report the client reads shows them.
         let digests = endpoint != .clean || request.uri.queryParameters["report"] == "json"
-        let arguments = launcher.arguments(endpoint.workerMode, job, policy: policy, inputBytes: size, digests: digests)
+        let work = launcher.job(endpoint.workerMode, job, policy: policy, inputBytes: size, digests: digests)
         let outcome = try await admission.withWorker { () async -> WorkerOutcome in
-            await launcher.run(arguments, timeout: .seconds(config.timeoutSeconds))
+            await launcher.run(work, timeout: .seconds(config.timeoutSeconds))
         }
         metrics.worker(outcome)
         metrics.processed(in: ContinuousClock.now - started)

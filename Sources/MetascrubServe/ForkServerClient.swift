@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CSandbox
 import Foundation
+import MetascrubSandbox
 import Synchronization
 
 #if canImport(Glibc)
@@ -62,9 +63,11 @@ final class ForkServerClient: Sendable {
     }
 
     /// The worker's outcome, or nil when the fork server is not (or no longer) there to run it.
-    func run(_ arguments: [String], timeout: Duration) async -> WorkerOutcome? {
-        guard let json = try? JSONSerialization.data(withJSONObject: arguments),
-              let text = String(data: json, encoding: .utf8) else { return nil }
+    func run(_ job: WorkerJob, timeout: Duration) async -> WorkerOutcome? {
+        // One line: JSON escapes every control character inside a string.
+        guard let json = try? JSONEncoder().encode(job), let text = String(data: json, encoding: .utf8) else {
+            return nil
+        }
         let id: Int64? = state.withLock { s in
             guard s.ready, s.alive else { return nil }
             defer { s.nextID += 1 }

@@ -29,29 +29,20 @@ struct WorkerLauncher: Sendable {
     /// Forks warm workers when present and ready; nil or gone: every worker is exec'd.
     var forkServer: ForkServerClient?
 
-    func arguments(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64, digests: Bool) -> [String] {
-        var args = ["worker", "--mode", mode.rawValue, "--input", job.input, "--report", job.report,
-                    "--summary", job.summary, "--policy", policy]
-        if digests { args.append("--digests") }
-        if mode == .clean { args += ["--output", job.output] }
-        if refuseDamaged { args.append("--refuse-damaged") }
+    func job(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64, digests: Bool) -> WorkerJob {
+        var limits: SandboxLimits?
         if sandbox {
-            let limits = SandboxLimits.forFile(ofSize: inputBytes, cpuSeconds: cpuSeconds)
-            args += ["--cpu-seconds", String(limits.cpuSeconds ?? 0),
-                     "--address-space", String(limits.addressSpaceBytes ?? 0),
-                     "--file-size", String(limits.fileSizeBytes ?? 0),
-                     "--open-files", String(limits.openFiles ?? 0),
-                     "--extra-tasks", String(limits.extraTasks ?? 0)]
-            if let user = workerUser { args += ["--uid", String(user.uid), "--gid", String(user.gid)] }
-        } else {
-            args.append("--no-sandbox")
+            limits = SandboxLimits.forFile(ofSize: inputBytes, cpuSeconds: cpuSeconds)
+            limits?.user = workerUser
         }
-        return args
+        return WorkerJob(mode: mode, input: job.input, output: mode == .clean ? job.output : nil, report: job.report,
+                         summary: job.summary, policy: policy, refuseDamaged: refuseDamaged, digests: digests,
+                         limits: limits)
     }
 
-    func run(_ arguments: [String], timeout: Duration) async -> WorkerOutcome {
-        if let forkServer, let outcome = await forkServer.run(arguments, timeout: timeout) { return outcome }
-        return await exec(arguments, timeout: timeout)
+    func run(_ job: WorkerJob, timeout: Duration) async -> WorkerOutcome {
+        if let forkServer, let outcome = await forkServer.run(job, timeout: timeout) { return outcome }
+        return await exec(job.commandLine, timeout: timeout)
     }
 
     /// One `metascrub worker` process, exec'd for this file.

@@ -7,10 +7,10 @@ import MetascrubCore
 import MetascrubSandbox
 
 /// `metascrub worker --fork-server` (issue 33 item 6): started once by `metascrub serve`, it loads the binary and
-/// its libraries, parses the shipped policies and warms the argument parser, then forks one child per file. The
-/// child runs the very `worker` command line an exec'd worker would get, through the same `WorkerJob.run` (so it
-/// confines itself the same way before it opens the file); only the exec, the dynamic linking and the cold start
-/// are gone. The parent stays single-threaded and unconfined, and never opens an upload.
+/// its libraries, parses the shipped policies and warms itself up on files of its own, then forks one child per
+/// file. The child runs the job an exec'd worker would get (as JSON rather than a command line) through the same
+/// `WorkerJob.run`, so it confines itself the same way before it opens the file; only the exec, the dynamic
+/// linking and the cold start are gone. The parent stays single-threaded and unconfined, and never opens an upload.
 enum ForkServer {
     /// What every child inherits from the parent's warm-up.
     final class Warm {
@@ -27,31 +27,33 @@ enum ForkServer {
         _ = metascrub_sandbox_enter_network_namespace()
         var policies: [String: Policy] = [:]
         for name in PolicyCatalog.names { policies[name] = try? RunSetup.policy(name) }
-        // The first parse of a command costs ~1.5 ms of reflection; every child gets the warmed caches.
-        _ = try? WorkerCommand.parse(["--input", "/dev/null", "--report", "/dev/null", "--policy", "default"])
+        // Every child starts from this process's memory: after a few cleans of files made here, the Swift runtime's
+        // type and conformance caches, Foundation's singletons and the lazily loaded libraries are already there,
+        // and a child pays for its own file only.
+        WorkerWarmUp.run(policies: Array(policies.keys)) { json in
+            json.withUnsafeBytes { run($0, policies: policies) }
+        }
+        // Compiled here once; a child that cannot load it refuses its job (seccomp is not optional for a worker).
+        _ = metascrub_seccomp_compile()
         let warm = Unmanaged.passRetained(Warm(policies: policies))
         let status = metascrub_zygote_serve(0, 1, runJob, warm.toOpaque())
         warm.release()
         if status != 0 { throw ExitCode(3) }
     }
 
-    /// In the forked child: the job is the worker's argument vector as a JSON array (`worker` first).
+    /// In the forked child: the job is a `WorkerJob` as JSON.
     private static let runJob: metascrub_zygote_job = { text, context in
-        guard let text, let context,
-              let data = String(cString: text).data(using: .utf8),
-              let arguments = (try? JSONSerialization.jsonObject(with: data)) as? [String],
-              arguments.first == "worker",
-              let command = try? WorkerCommand.parse(Array(arguments.dropFirst())),
-              !command.forkServer else {
+        guard let text, let context else { return 2 }
+        let warm = Unmanaged<Warm>.fromOpaque(context).takeUnretainedValue()
+        return run(UnsafeRawBufferPointer(start: text, count: strlen(text)), policies: warm.policies)
+    }
+
+    private static func run(_ json: UnsafeRawBufferPointer, policies: [String: Policy]) -> Int32 {
+        guard var job = try? WorkerJob.decode(json: Data(json)) else {
             FileHandle.standardError.write(Data("metascrub worker: the fork server got a malformed job\n".utf8))
             return 2
         }
-        let warm = Unmanaged<Warm>.fromOpaque(context).takeUnretainedValue()
-        do {
-            return try command.job(preparsed: warm.policies).run()
-        } catch {
-            FileHandle.standardError.write(Data("metascrub worker: \(error.localizedDescription)\n".utf8))
-            return 2
-        }
+        job.preparsedPolicy = policies[job.policy]
+        return job.run()
     }
 }

@@ -62,6 +62,10 @@ int metascrub_make_undumpable(void);
 /// metascrub_sandbox_enter in its forked children skips making one each. 0 or an errno.
 int metascrub_sandbox_enter_network_namespace(void);
 
+/// Compiles the seccomp allow-list once for this process image (metascrub_sandbox_enter does it on first use): a
+/// fork server calls it before its first fork, so its children only load it. 0 or a negative errno.
+int metascrub_seccomp_compile(void);
+
 /// Runs one fork server job in a forked child (the job line's text after its id): returns the exit status.
 typedef int (*metascrub_zygote_job)(const char *job, void *context);
 

@@ -15,6 +15,14 @@ public struct ExifEntry: Sendable, Equatable {
     /// Where the value was in the block (for maker notes, whose internal offsets may depend on it).
     public var valueOffset: Int
 
+    public init(tag: UInt16, type: UInt16, count: UInt32, value: [UInt8], valueOffset: Int = 0) {
+        self.tag = tag
+        self.type = type
+        self.count = count
+        self.value = value
+        self.valueOffset = valueOffset
+    }
+
     public static func typeSize(_ type: UInt16) -> Int? {
         switch type {
         case 1, 2, 6, 7: 1
