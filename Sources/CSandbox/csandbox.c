@@ -31,7 +31,10 @@ static int limit(int resource, long long value, long long hard_extra) {
 
 /// Sockets the parent let through exec (a server's listening socket or a client's connection, when its library
 /// did not mark them close-on-exec): a worker must not be able to write to another client's connection.
+int metascrub_descriptors_closed;
+
 static int close_inherited_sockets(void) {
+    if (metascrub_descriptors_closed) return 0;
     DIR *dir = opendir("/proc/self/fd");
     if (!dir) return -errno;
     int own = dirfd(dir);

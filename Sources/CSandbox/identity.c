@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 int metascrub_drop_user(long long uid, long long gid) {
@@ -43,7 +44,7 @@ static long long threads_in(int proc, const char *pid, uid_t uid, int any_uid) {
     return (long long)st.st_nlink - 2;
 }
 
-long long metascrub_tasks_of_user(uid_t uid) {
+static long long scan_tasks_of_user(uid_t uid) {
     DIR *proc = opendir("/proc");
     if (!proc) return -errno;
     long long tasks = 0;
@@ -53,6 +54,60 @@ long long metascrub_tasks_of_user(uid_t uid) {
         tasks += threads_in(dirfd(proc), entry->d_name, uid, 0);
     }
     closedir(proc);
+    return tasks;
+}
+
+/// A fork server's count of every uid's tasks, taken at most `CENSUS_MAX_AGE_NS` before a fork, which its children
+/// inherit: walking /proc costs a child more than the rest of its confinement (a procfs lookup per process).
+/// `valid` 0: no census (an exec'd worker, the CLI), or more uids than it holds: the child walks /proc itself.
+#define CENSUS_UIDS 64
+#define CENSUS_MAX_AGE_NS 250000000LL
+static struct { int valid; long long taken; int count; uid_t uid[CENSUS_UIDS]; long long tasks[CENSUS_UIDS]; } census;
+
+static long long monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+void metascrub_task_census_refresh(void) {
+    long long now = monotonic_ns();
+    if (census.valid && now - census.taken < CENSUS_MAX_AGE_NS) return;
+    census.valid = 0;
+    census.count = 0;
+    DIR *proc = opendir("/proc");
+    if (!proc) return;
+    struct dirent *entry;
+    int overflow = 0;
+    char path[64];
+    while ((entry = readdir(proc)) != NULL && !overflow) {
+        if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "%s/task", entry->d_name);
+        struct stat st;
+        if (fstatat(dirfd(proc), path, &st, 0) != 0 || st.st_nlink < 2) continue;
+        int slot = 0;
+        while (slot < census.count && census.uid[slot] != st.st_uid) slot++;
+        if (slot == census.count) {
+            if (slot == CENSUS_UIDS) {
+                overflow = 1;
+                break;
+            }
+            census.uid[slot] = st.st_uid;
+            census.tasks[slot] = 0;
+            census.count++;
+        }
+        census.tasks[slot] += (long long)st.st_nlink - 2;
+    }
+    closedir(proc);
+    census.taken = now;
+    census.valid = !overflow;
+}
+
+long long metascrub_tasks_of_user(uid_t uid) {
+    if (!census.valid || monotonic_ns() - census.taken > 2 * CENSUS_MAX_AGE_NS) return scan_tasks_of_user(uid);
+    // The child itself was not there when the census was taken.
+    long long tasks = 1;
+    for (int i = 0; i < census.count; i++) if (census.uid[i] == uid) tasks += census.tasks[i];
     return tasks;
 }
 

@@ -19,8 +19,16 @@ int metascrub_landlock(const char *readable, const char *writable);
 /// ambient, permitted, effective). uid < 0: nothing to do. 0 or a negative errno.
 int metascrub_drop_user(long long uid, long long gid);
 
-/// Tasks (threads) the kernel counts against `uid`'s RLIMIT_NPROC, or a negative errno.
+/// Tasks (threads) the kernel counts against `uid`'s RLIMIT_NPROC, or a negative errno: from the fork server's
+/// census when this process is its child and the census is recent, else by walking /proc.
 long long metascrub_tasks_of_user(uid_t uid);
+
+/// In a fork server, before a fork: counts every uid's tasks unless the last count is under 250 ms old.
+void metascrub_task_census_refresh(void);
+
+/// Set in a fork server's child once it closed every inherited descriptor above 2: the sandbox need not look for
+/// inherited sockets.
+extern int metascrub_descriptors_closed;
 
 long long metascrub_threads_of_self(void);
 

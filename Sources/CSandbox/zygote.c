@@ -45,7 +45,7 @@ static void become_child(void) {
         dup2(null, 0);
         dup2(null, 1);
     }
-    syscall(SYS_close_range, 3, ~0U, 0);
+    metascrub_descriptors_closed = syscall(SYS_close_range, 3, ~0U, 0) == 0;
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -59,6 +59,7 @@ static int start_job(struct zygote_child *slots, int out, long long id, const ch
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
     // A parent with a second thread could fork a child holding a lock that thread owned: refuse to fork then.
     int single = metascrub_threads_of_self() == 1;
+    if (slot >= 0 && single) metascrub_task_census_refresh();
     pid_t pid = slot < 0 ? (errno = EAGAIN, -1) : !single ? (errno = EDEADLK, -1) : fork();
     if (pid == 0) {
         become_child();

@@ -13,7 +13,7 @@ extension WorkerJob: Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(mode: try c.decode(Mode.self, forKey: .mode), input: try c.decode(String.self, forKey: .input),
                   output: try c.decodeIfPresent(String.self, forKey: .output),
-                  report: try c.decode(String.self, forKey: .report),
+                  report: try c.decodeIfPresent(String.self, forKey: .report),
                   summary: try c.decodeIfPresent(String.self, forKey: .summary),
                   policy: try c.decode(String.self, forKey: .policy),
                   refuseDamaged: try c.decode(Bool.self, forKey: .refuseDamaged),
@@ -26,7 +26,7 @@ extension WorkerJob: Codable {
         try c.encode(mode, forKey: .mode)
         try c.encode(input, forKey: .input)
         try c.encodeIfPresent(output, forKey: .output)
-        try c.encode(report, forKey: .report)
+        try c.encodeIfPresent(report, forKey: .report)
         try c.encodeIfPresent(summary, forKey: .summary)
         try c.encode(policy, forKey: .policy)
         try c.encode(refuseDamaged, forKey: .refuseDamaged)
@@ -39,7 +39,8 @@ extension WorkerJob: Codable {
 
     /// The `metascrub worker` arguments (after the executable) that describe this job.
     public var commandLine: [String] {
-        var args = ["worker", "--mode", mode.rawValue, "--input", input, "--report", report, "--policy", policy]
+        var args = ["worker", "--mode", mode.rawValue, "--input", input, "--policy", policy]
+        if let report { args += ["--report", report] }
         if let summary { args += ["--summary", summary] }
         if let output { args += ["--output", output] }
         if digests { args.append("--digests") }

@@ -17,7 +17,9 @@ public struct WorkerJob: Sendable {
     public var input: String
     /// clean: where the verified copy is written.
     public var output: String?
-    public var report: String
+    /// Where the full JSON report goes; nil: none is written (a server's clean whose client did not ask for the
+    /// report: the summary carries what its answer needs).
+    public var report: String?
     /// Where the `WorkerSummary` goes (server workers); nil: only the report is written.
     public var summary: String?
     /// A shipped policy name or a policy file (the server's operator chose it, never the client).
@@ -30,7 +32,7 @@ public struct WorkerJob: Sendable {
     /// `policy`, already parsed by a fork server (shipped policies only: a policy file is read per job).
     public var preparsedPolicy: Policy?
 
-    public init(mode: Mode, input: String, output: String?, report: String, summary: String? = nil, policy: String,
+    public init(mode: Mode, input: String, output: String?, report: String?, summary: String? = nil, policy: String,
                 refuseDamaged: Bool = false, digests: Bool = true, limits: SandboxLimits?) {
         self.mode = mode
         self.input = input
@@ -81,6 +83,9 @@ public struct WorkerJob: Sendable {
     /// 0 when the report was written (whatever the file's status), 2 for a usage error, 3 otherwise.
     public func run() -> Int32 {
         do {
+            guard report != nil || summary != nil else {
+                throw MetascrubError.usage("worker needs a report or a summary")
+            }
             // The policy first: a policy file is read before the sandbox could get in the way.
             var options = ProcessingOptions(policy: try preparsedPolicy ?? RunSetup.policy(policy))
             options.digests = digests
@@ -102,9 +107,9 @@ public struct WorkerJob: Sendable {
             }
             let full = Engine(options: options, jobs: 1).makeReport(mode == .clean ? .clean : .scan, [fileReport])
             // Written as the server's client reads it, so the server streams it and never holds or rewrites it.
-            let folder = (self.report as NSString).deletingLastPathComponent
+            let folder = ((self.report ?? summary ?? input) as NSString).deletingLastPathComponent
             let report = summary == nil ? full : full.forClient(input: input, output: output, folder: folder)
-            try Self.write(Data(try JSONReportRenderer().render(report).utf8), to: self.report)
+            if let path = self.report { try Self.write(Data(try JSONReportRenderer().render(report).utf8), to: path) }
             if let summary { try Self.write((try? JSONEncoder().encode(WorkerSummary(report))) ?? Data(), to: summary) }
             if ProcessInfo.processInfo.environment[Self.faultVariable] == "no-output", let output {
                 unlink(output)

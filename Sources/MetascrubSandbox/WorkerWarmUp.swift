@@ -32,9 +32,10 @@ public enum WorkerWarmUp {
             for (index, policy) in policies.sorted().enumerated() {
                 for mode in WorkerJob.Mode.allCases {
                     let stem = "\(folder)/\(index)-\(mode.rawValue)-\(name)"
+                    // With and without the full report and digests, as the server asks for them.
                     let job = WorkerJob(mode: mode, input: input, output: mode == .clean ? stem + ".out" : nil,
-                                        report: stem + ".json", summary: stem + ".summary", policy: policy,
-                                        digests: index == 0, limits: nil)
+                                        report: index == 0 ? stem + ".json" : nil, summary: stem + ".summary",
+                                        policy: policy, digests: index == 0, limits: nil)
                     guard let json = try? JSONEncoder().encode(job), run(json) == 0 else {
                         failed.append("\(name) \(mode.rawValue) \(policy)")
                         continue

@@ -22,12 +22,11 @@ enum CleanResponse {
         return headers
     }
 
-    /// The report, streamed from the worker's file.
-    static func report(_ result: WorkerResult, status: HTTPResponse.Status) -> Response {
+    /// The report, streamed from the worker's file (the job asked for it).
+    static func report(_ result: WorkerResult, _ report: OpenFile, status: HTTPResponse.Status) -> Response {
         var headers = summaryHeaders(result)
         headers[.contentType] = "application/json"
-        headers[.contentLength] = String(result.report.size)
-        let report = result.report
+        headers[.contentLength] = String(report.size)
         let body = ResponseBody(contentLength: Int(report.size)) { writer in
             try await report.stream(to: &writer)
             try await writer.finish(nil)
@@ -35,11 +34,12 @@ enum CleanResponse {
         return Response(status: status, headers: headers, body: body)
     }
 
-    /// 200 with the cleaned bytes; with `multipart`, the report first and the bytes second, both streamed.
-    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?, multipart: Bool) -> Response {
+    /// 200 with the cleaned bytes; with the report (the client asked for it), `multipart/mixed` with the report
+    /// first and the bytes second, both streamed.
+    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?) -> Response {
         var headers = summaryHeaders(result)
         let type = contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
-        guard multipart else {
+        guard let report = result.report else {
             headers[.contentType] = type
             headers[.contentLength] = String(file.size)
             return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: Int(file.size)) { writer in
@@ -52,7 +52,6 @@ enum CleanResponse {
         let middle = Data("\r\n--\(boundary)\r\nContent-Type: \(type)\r\nContent-Length: \(file.size)\r\n\r\n".utf8)
         let tail = Data("\r\n--\(boundary)--\r\n".utf8)
         headers[.contentType] = "multipart/mixed; boundary=\(boundary)"
-        let report = result.report
         let length = head.count + Int(report.size) + middle.count + Int(file.size) + tail.count
         headers[.contentLength] = String(length)
         return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: length) { writer in

@@ -42,29 +42,30 @@ extension ServeState {
         }
         metrics.received(size)
         let started = ContinuousClock.now
-        // The clean endpoint's headers need no digests; a report the client reads shows them.
-        let digests = endpoint != .clean || request.uri.queryParameters["report"] == "json"
-        let work = launcher.job(endpoint.workerMode, job, policy: policy, inputBytes: size, digests: digests)
+        // The clean endpoint answers from the summary unless the client asked for the report as well.
+        let wantsReport = endpoint != .clean || request.uri.queryParameters["report"] == "json"
+        let work = launcher.job(endpoint.workerMode, job, policy: policy, inputBytes: size, report: wantsReport)
         let outcome = try await admission.withWorker { () async -> WorkerOutcome in
             await launcher.run(work, timeout: .seconds(config.timeoutSeconds))
         }
         metrics.worker(outcome)
         metrics.processed(in: ContinuousClock.now - started)
         if case .signalled(let signal) = outcome { logger.warning("worker killed by signal \(signal)") }
-        let result = try WorkerResult.read(outcome, job: job, timeoutSeconds: config.timeoutSeconds)
+        let result = try WorkerResult.read(outcome, job: job, report: wantsReport,
+                                           timeoutSeconds: config.timeoutSeconds)
         switch endpoint {
         case .clean:
             if let refusal = result.refusal { throw refusal }
             let file = try VerifiedOutput.open(result, job: job)
             metrics.returned(file.size)
-            let asMultipart = request.uri.queryParameters["report"] == "json"
-            return CleanResponse.make(result, file, contentType: request.headers[.contentType], multipart: asMultipart)
+            return CleanResponse.make(result, file, contentType: request.headers[.contentType])
         case .scan:
             let status: HTTPResponse.Status = result.summary.status == .error ? .unprocessableContent : .ok
-            return CleanResponse.report(result, status: status)
+            return CleanResponse.report(result, try result.fullReport(), status: status)
         case .check:
             if let refusal = result.refusal { throw refusal }
-            return CleanResponse.report(result, status: result.summary.status == .clean ? .ok : .unprocessableContent)
+            let status: HTTPResponse.Status = result.summary.status == .clean ? .ok : .unprocessableContent
+            return CleanResponse.report(result, try result.fullReport(), status: status)
         }
     }
 }

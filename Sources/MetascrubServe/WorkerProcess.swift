@@ -29,15 +29,17 @@ struct WorkerLauncher: Sendable {
     /// Forks warm workers when present and ready; nil or gone: every worker is exec'd.
     var forkServer: ForkServerClient?
 
-    func job(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64, digests: Bool) -> WorkerJob {
+    /// `report`: the client reads the full report (else only the summary is written).
+    func job(_ mode: WorkerJob.Mode, _ job: SpoolJob, policy: String, inputBytes: Int64, report: Bool) -> WorkerJob {
         var limits: SandboxLimits?
         if sandbox {
             limits = SandboxLimits.forFile(ofSize: inputBytes, cpuSeconds: cpuSeconds)
             limits?.user = workerUser
         }
-        return WorkerJob(mode: mode, input: job.input, output: mode == .clean ? job.output : nil, report: job.report,
-                         summary: job.summary, policy: policy, refuseDamaged: refuseDamaged, digests: digests,
-                         limits: limits)
+        // Digests only for a report the client reads: hashing both sides costs more than the rest of a JPEG clean.
+        return WorkerJob(mode: mode, input: job.input, output: mode == .clean ? job.output : nil,
+                         report: report ? job.report : nil, summary: job.summary, policy: policy,
+                         refuseDamaged: refuseDamaged, digests: report, limits: limits)
     }
 
     func run(_ job: WorkerJob, timeout: Duration) async -> WorkerOutcome {

@@ -8,10 +8,12 @@ import MetascrubSandbox
 /// with the report.
 struct WorkerResult: Sendable {
     var summary: WorkerSummary
-    var report: OpenFile
+    /// The full report, when the job asked for one.
+    var report: OpenFile?
 
     /// Reads the summary a worker left and opens its report, or turns how it ended into the error the client gets.
-    static func read(_ outcome: WorkerOutcome, job: SpoolJob, timeoutSeconds: Int) throws(ServeError) -> WorkerResult {
+    static func read(_ outcome: WorkerOutcome, job: SpoolJob, report wanted: Bool,
+                     timeoutSeconds: Int) throws(ServeError) -> WorkerResult {
         switch outcome {
         case .timedOut:
             throw ServeError(status: .serviceUnavailable, code: "timeout",
@@ -28,12 +30,22 @@ struct WorkerResult: Sendable {
             break
         }
         guard let file = OpenFile(regularFile: job.summary), file.size <= WorkerSummary.maximumBytes,
-              let data = file.read(), let summary = try? JSONDecoder().decode(WorkerSummary.self, from: data),
-              let report = OpenFile(regularFile: job.report) else {
-            throw ServeError(status: .serviceUnavailable, code: "worker-failed", message: "the worker's report could not be read")
+              let data = file.read(), let summary = try? JSONDecoder().decode(WorkerSummary.self, from: data) else {
+            throw unreadable
         }
+        let report = wanted ? OpenFile(regularFile: job.report) : nil
+        guard report != nil || !wanted else { throw unreadable }
         return WorkerResult(summary: summary, report: report)
     }
+
+    /// The report of a job that asked for one (`read` made sure it is there).
+    func fullReport() throws(ServeError) -> OpenFile {
+        guard let report else { throw Self.unreadable }
+        return report
+    }
+
+    private static let unreadable = ServeError(status: .serviceUnavailable, code: "worker-failed",
+                                               message: "the worker's report could not be read")
 
     /// 415 for a file that is not media or a format without a cleaner; 422 for one that cannot be read,
     /// cleaned or verified; 503 when writing the output failed. nil: the file was handled.

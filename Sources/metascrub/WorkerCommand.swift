@@ -41,7 +41,9 @@ struct WorkerCommand: ParsableCommand {
         let limits = noSandbox ? nil : SandboxLimits(
             cpuSeconds: cpuSeconds, addressSpaceBytes: addressSpace, fileSizeBytes: fileSize, openFiles: openFiles,
             extraTasks: extraTasks, user: uid.map { ($0, gid ?? $0) })
-        guard let input, let report, let policy else { throw ValidationError("worker needs --input, --report and --policy") }
+        guard let input, report != nil || summary != nil, let policy else {
+            throw ValidationError("worker needs --input, --policy and --report or --summary")
+        }
         var job = WorkerJob(mode: mode, input: input, output: output, report: report, summary: summary, policy: policy,
                             refuseDamaged: refuseDamaged, digests: digests, limits: limits)
         job.preparsedPolicy = preparsed[policy]
