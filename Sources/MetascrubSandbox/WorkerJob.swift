@@ -31,6 +31,8 @@ public struct WorkerJob: Sendable {
     public var limits: SandboxLimits?
     /// `policy`, already parsed by a fork server (shipped policies only: a policy file is read per job).
     public var preparsedPolicy: Policy?
+    /// Whether the test hooks below are read: never in a fork server's warm-up, which runs unconfined.
+    public var testHooks = true
 
     public init(mode: Mode, input: String, output: String?, report: String?, summary: String? = nil, policy: String,
                 refuseDamaged: Bool = false, digests: Bool = true, limits: SandboxLimits?) {
@@ -92,7 +94,8 @@ public struct WorkerJob: Sendable {
             options.fileSystem = PosixFileSystem(privateJob: true)
             if refuseDamaged { options.policy.damaged = .refuse }
             if let limits { _ = try Sandbox.enter(confined(limits)) }
-            if let stall = ProcessInfo.processInfo.environment[Self.stallVariable].flatMap(Int.init), stall > 0 {
+            if testHooks, let stall = ProcessInfo.processInfo.environment[Self.stallVariable].flatMap(Int.init),
+               stall > 0 {
                 usleep(UInt32(min(stall, 600_000)) * 1000)
             }
             let processor = FileProcessor(options: options)
@@ -111,7 +114,7 @@ public struct WorkerJob: Sendable {
             let report = summary == nil ? full : full.forClient(input: input, output: output, folder: folder)
             if let path = self.report { try Self.write(Data(try JSONReportRenderer().render(report).utf8), to: path) }
             if let summary { try Self.write((try? JSONEncoder().encode(WorkerSummary(report))) ?? Data(), to: summary) }
-            if ProcessInfo.processInfo.environment[Self.faultVariable] == "no-output", let output {
+            if testHooks, ProcessInfo.processInfo.environment[Self.faultVariable] == "no-output", let output {
                 unlink(output)
             }
             return 0

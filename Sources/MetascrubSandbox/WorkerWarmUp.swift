@@ -13,11 +13,16 @@ import Glibc
 /// removal, rebuild and proof paths all run. Nothing here reads a file it did not write; no thread is started (a
 /// fork server must stay single-threaded).
 public enum WorkerWarmUp {
-    /// Runs each sample through `run` (a job as JSON; the fork server's own child entry point) under each policy.
-    /// Best effort: a failure only costs the children their warm start, and is said on standard error.
-    public static func run(policies: [String], run: (Data) -> Int32) {
-        var template = Array((NSTemporaryDirectory() + "/metascrub-warm-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { return }
+    /// Runs each sample through `run` (a job as JSON; the fork server's own child entry point) under each policy,
+    /// in a folder of its own made in `parent` and removed after. Best effort: a failure only costs the children
+    /// their warm start, and is said on standard error.
+    public static func run(in parent: String, policies: [String], run: (Data) -> Int32) {
+        var template = Array((parent + "/metascrub-warm-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            let text = "metascrub worker: no fork server warm-up (cannot create a folder in \(parent)); "
+            FileHandle.standardError.write(Data((text + "children start cold\n").utf8))
+            return
+        }
         let folder = String(cString: made)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         var failed: [String] = []

@@ -31,15 +31,16 @@ final class ForkServerClient: Sendable {
         self.pid = pid
     }
 
-    /// Starts the fork server, or nil when it cannot be started (the server then execs every worker).
-    static func start(executable: String) -> ForkServerClient? {
+    /// Starts the fork server, or nil when it cannot be started (the server then execs every worker). It warms up
+    /// in a folder of its own inside `warmUpIn` (the spool: the root file system may be read-only).
+    static func start(executable: String, warmUpIn: String) -> ForkServerClient? {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             return nil
         }
         defer { close(pair[1]) }
         var pid: pid_t = 0
-        let words: [String] = [executable, "worker", "--fork-server"]
+        let words: [String] = [executable, "worker", "--fork-server", "--warm-up-in", warmUpIn]
         let argv = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         guard metascrub_spawn_piped(executable, argv, pair[1], pair[1], &pid) == 0 else {

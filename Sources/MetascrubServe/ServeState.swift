@@ -20,12 +20,12 @@ final class ServeState: Sendable {
         self.spool = spool
         self.logger = logger
         admission = Admission(workers: config.workers, queue: config.queue, uploads: config.effectiveUploadSlots)
+        let forks = config.forkServer && FileManager.default.isExecutableFile(atPath: config.workerExecutable)
         launcher = WorkerLauncher(executable: config.workerExecutable, sandbox: config.sandbox,
                                   cpuSeconds: config.timeoutSeconds, refuseDamaged: config.refuseDamaged,
                                   workerUser: config.sandbox ? Self.workerUser : nil,
-                                  forkServer: config.forkServer && FileManager.default.isExecutableFile(
-                                      atPath: config.workerExecutable)
-                                      ? ForkServerClient.start(executable: config.workerExecutable) : nil)
+                                  forkServer: forks ? ForkServerClient.start(executable: config.workerExecutable,
+                                                                             warmUpIn: spool.path) : nil)
     }
 
     /// nobody, when the server runs as root: workers then never share the server's uid or its capabilities.

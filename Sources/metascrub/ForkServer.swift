@@ -18,7 +18,7 @@ enum ForkServer {
         init(policies: [String: Policy]) { self.policies = policies }
     }
 
-    static func serve() throws(ExitCode) {
+    static func serve(warmUpIn folder: String) throws(ExitCode) {
         // Like the server: /proc/<fork server>/mem closed to same-uid processes; children inherit it until they exec.
         _ = metascrub_make_undumpable()
         // The parent talks to the server over pipes only: an empty network namespace entered once here is shared by
@@ -30,8 +30,8 @@ enum ForkServer {
         // Every child starts from this process's memory: after a few cleans of files made here, the Swift runtime's
         // type and conformance caches, Foundation's singletons and the lazily loaded libraries are already there,
         // and a child pays for its own file only.
-        WorkerWarmUp.run(policies: Array(policies.keys)) { json in
-            json.withUnsafeBytes { run($0, policies: policies) }
+        WorkerWarmUp.run(in: folder, policies: Array(policies.keys)) { json in
+            json.withUnsafeBytes { run($0, policies: policies, warmUp: true) }
         }
         // Compiled here once; a child that cannot load it refuses its job (seccomp is not optional for a worker).
         _ = metascrub_seccomp_compile()
@@ -48,12 +48,13 @@ enum ForkServer {
         return run(UnsafeRawBufferPointer(start: text, count: strlen(text)), policies: warm.policies)
     }
 
-    private static func run(_ json: UnsafeRawBufferPointer, policies: [String: Policy]) -> Int32 {
+    private static func run(_ json: UnsafeRawBufferPointer, policies: [String: Policy], warmUp: Bool = false) -> Int32 {
         guard var job = try? WorkerJob.decode(json: Data(json)) else {
             FileHandle.standardError.write(Data("metascrub worker: the fork server got a malformed job\n".utf8))
             return 2
         }
         job.preparsedPolicy = policies[job.policy]
+        job.testHooks = !warmUp
         return job.run()
     }
 }

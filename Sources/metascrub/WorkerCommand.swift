@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
+import Foundation
 import MetascrubCore
 import MetascrubSandbox
 
@@ -29,9 +30,11 @@ struct WorkerCommand: ParsableCommand {
     @Flag var noSandbox = false
     /// Serve jobs from standard input, one forked child each, instead of one file (see `ForkServer`).
     @Flag var forkServer = false
+    /// Where the fork server makes its warm-up folder (the server's spool; default the temp folder).
+    @Option var warmUpIn: String?
 
     func run() throws {
-        if forkServer { return try ForkServer.serve() }
+        if forkServer { return try ForkServer.serve(warmUpIn: warmUpIn ?? NSTemporaryDirectory()) }
         let status = try job(preparsed: [:]).run()
         if status != 0 { throw ExitCode(status) }
     }

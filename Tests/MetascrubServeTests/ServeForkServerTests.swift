@@ -50,4 +50,24 @@ final class ServeForkServerTests: ServeTestCase {
         XCTAssertEqual(result.status, 200, result.bodyText)
         XCTAssertEqual(result.headers["metascrub-status"], "cleaned")
     }
+
+    /// A forked child starts from the fork server's warm-up (its own sample photos cleaned in the parent): what it
+    /// answers must not depend on that. Every file gets the same bytes and the same summary as from an exec'd worker.
+    func testForkedChildAnswersAsAnExecdWorker() throws {
+        let forking = try start()
+        XCTAssertNotNil(forking.forkServerPID, "no fork server started")
+        let execing = try start(["--no-fork-server"])
+        let files = ["jpeg/gps-full.jpg", "png/text.png", "heic/depth.heic", "mp4/location.mp4",
+                     "audio/id3v24-ape.mp3", "pdf/report.pdf"]
+        for name in files {
+            let forked = Curl.post(forking.base + "/v1/clean", file: ServeProcess.fixture(name), scratch: scratch)
+            let execd = Curl.post(execing.base + "/v1/clean", file: ServeProcess.fixture(name), scratch: scratch)
+            XCTAssertEqual(forked.status, 200, name + ": " + forked.bodyText)
+            XCTAssertEqual(forked.status, execd.status, name)
+            XCTAssertEqual(forked.body, execd.body, "\(name): a forked child's output differs from an exec'd worker's")
+            for header in ["metascrub-status", "metascrub-removed", "metascrub-method", "metascrub-format"] {
+                XCTAssertEqual(forked.headers[header], execd.headers[header], "\(name): \(header)")
+            }
+        }
+    }
 }

@@ -91,6 +91,8 @@ final class ServeSandboxTests: ServeTestCase {
             XCTAssertEqual(outcome.errno, errno, name)
         }
         XCTAssertEqual(outcomes["write_own_job"]?.errno, "0", "the worker could not write in its own folder")
+        XCTAssertEqual(outcomes["kill_self"]?.rc, "0", "the worker could not signal itself")
+        XCTAssertEqual(outcomes["tgkill_self"]?.rc, "0", "the worker could not signal its own thread")
         let identity = try XCTUnwrap(lines.first { $0.hasPrefix("metascrub-attack identity") })
         XCTAssertTrue(identity.contains("uid=\(expectedWorkerUID) euid=\(expectedWorkerUID) "), String(identity))
         XCTAssertTrue(identity.hasSuffix("capeff=000000000 capprm=000000000"), String(identity))

@@ -138,6 +138,9 @@ static void attack(void) {
         close(own);
         unlink(path);
     }
+    // Signals to itself (abort, a thread's cancellation): the filter compiled once names this child's own PID.
+    TRY("kill_self", kill(getpid(), 0));
+    TRY("tgkill_self", syscall(SYS_tgkill, getpid(), gettid(), 0));
     struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
     struct __user_cap_data_struct caps[2] = { { 0 } };
     syscall(SYS_capget, &header, caps);
