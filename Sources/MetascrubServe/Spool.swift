@@ -68,7 +68,13 @@ final class SpoolJob: Sendable {
         self.owner = owner
     }
 
-    deinit { SpoolDirectory.removeTree(directory) }
+    /// The files a job's folder normally holds are removed by name (unlink never follows a link), the folder last.
+    /// Anything else in it (a temp file of a worker killed mid-write; whatever a compromised one made) makes the
+    /// folder's removal fail, and the whole tree is removed the general way.
+    deinit {
+        for path in [input, output, report, summary] { unlink(path) }
+        if rmdir(directory) != 0 { SpoolDirectory.removeTree(directory) }
+    }
 
     /// Writes the request body to `input` as it arrives, refusing it (413) once it passes `limit`: a body is
     /// never held in memory, and an oversized one is never written beyond the limit.
