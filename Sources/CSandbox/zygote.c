@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -115,6 +116,8 @@ int metascrub_zygote_serve(int in, int out, metascrub_zygote_job run, void *cont
     static struct pollfd fds[ZYGOTE_SLOTS + 1];
     for (int i = 0; i < ZYGOTE_SLOTS; i++) slots[i] = (struct zygote_child){ 0, 0, -1 };
     signal(SIGPIPE, SIG_IGN);
+    // What the warm-up freed goes back to the system: every fork copies the page tables of what stays mapped.
+    malloc_trim(0);
     size_t filled = 0;
     int open_input = 1;
     // The server uses the fork server only once it said so, and execs workers until then.
