@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <stdlib.h>
@@ -34,27 +35,37 @@ int metascrub_drop_user(long long uid, long long gid) {
     return 0;
 }
 
-/// Threads of a process from one stat of its task folder: procfs gives that folder a link count of 2 plus its
-/// threads (cheaper than listing it, which a worker would do for every process of its uid on each start).
-static long long threads_in(int proc, const char *pid, uid_t uid, int any_uid) {
+/// Threads of a process from one stat of its task folder (`pid` relative to /proc, open as `proc`): procfs gives
+/// that folder a link count of 2 plus its threads, cheaper than listing it. -1 when the process is gone.
+static long long task_folder(int proc, const char *pid, uid_t *owner) {
     char path[64];
     snprintf(path, sizeof path, "%s/task", pid);
     struct stat st;
-    if (fstatat(proc, path, &st, 0) != 0 || (!any_uid && st.st_uid != uid) || st.st_nlink < 2) return 0;
+    if (fstatat(proc, path, &st, 0) != 0 || st.st_nlink < 2) return -1;
+    *owner = st.st_uid;
     return (long long)st.st_nlink - 2;
 }
 
-static long long scan_tasks_of_user(uid_t uid) {
+/// Calls `each` with the owner and thread count of every process: -errno when /proc cannot be read.
+static int each_process(void (*each)(uid_t owner, long long threads, void *context), void *context) {
     DIR *proc = opendir("/proc");
     if (!proc) return -errno;
-    long long tasks = 0;
     struct dirent *entry;
     while ((entry = readdir(proc)) != NULL) {
         if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
-        tasks += threads_in(dirfd(proc), entry->d_name, uid, 0);
+        uid_t owner;
+        long long threads = task_folder(dirfd(proc), entry->d_name, &owner);
+        if (threads >= 0) each(owner, threads, context);
     }
     closedir(proc);
-    return tasks;
+    return 0;
+}
+
+struct user_count { uid_t uid; long long tasks; };
+
+static void count_user(uid_t owner, long long threads, void *context) {
+    struct user_count *count = context;
+    if (owner == count->uid) count->tasks += threads;
 }
 
 /// A fork server's count of every uid's tasks, taken at most `CENSUS_MAX_AGE_NS` before a fork, which its children
@@ -62,7 +73,7 @@ static long long scan_tasks_of_user(uid_t uid) {
 /// `valid` 0: no census (an exec'd worker, the CLI), or more uids than it holds: the child walks /proc itself.
 #define CENSUS_UIDS 64
 #define CENSUS_MAX_AGE_NS 250000000LL
-static struct { int valid; long long taken; int count; uid_t uid[CENSUS_UIDS]; long long tasks[CENSUS_UIDS]; } census;
+static struct { int valid; long long taken; int count; struct user_count users[CENSUS_UIDS]; } census;
 
 static long long monotonic_ns(void) {
     struct timespec now;
@@ -70,51 +81,41 @@ static long long monotonic_ns(void) {
     return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
+static void count_into_census(uid_t owner, long long threads, void *context) {
+    int *overflow = context;
+    int slot = 0;
+    while (slot < census.count && census.users[slot].uid != owner) slot++;
+    if (slot == CENSUS_UIDS) {
+        *overflow = 1;
+        return;
+    }
+    if (slot == census.count) census.users[census.count++] = (struct user_count){ owner, 0 };
+    census.users[slot].tasks += threads;
+}
+
 void metascrub_task_census_refresh(void) {
     long long now = monotonic_ns();
     if (census.valid && now - census.taken < CENSUS_MAX_AGE_NS) return;
-    census.valid = 0;
     census.count = 0;
-    DIR *proc = opendir("/proc");
-    if (!proc) return;
-    struct dirent *entry;
     int overflow = 0;
-    char path[64];
-    while ((entry = readdir(proc)) != NULL && !overflow) {
-        if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
-        snprintf(path, sizeof path, "%s/task", entry->d_name);
-        struct stat st;
-        if (fstatat(dirfd(proc), path, &st, 0) != 0 || st.st_nlink < 2) continue;
-        int slot = 0;
-        while (slot < census.count && census.uid[slot] != st.st_uid) slot++;
-        if (slot == census.count) {
-            if (slot == CENSUS_UIDS) {
-                overflow = 1;
-                break;
-            }
-            census.uid[slot] = st.st_uid;
-            census.tasks[slot] = 0;
-            census.count++;
-        }
-        census.tasks[slot] += (long long)st.st_nlink - 2;
-    }
-    closedir(proc);
+    census.valid = each_process(count_into_census, &overflow) == 0 && !overflow;
     census.taken = now;
-    census.valid = !overflow;
 }
 
 long long metascrub_tasks_of_user(uid_t uid) {
-    if (!census.valid || monotonic_ns() - census.taken > 2 * CENSUS_MAX_AGE_NS) return scan_tasks_of_user(uid);
+    struct user_count count = { uid, 0 };
+    if (!census.valid || monotonic_ns() - census.taken > 2 * CENSUS_MAX_AGE_NS) {
+        int rc = each_process(count_user, &count);
+        return rc < 0 ? rc : count.tasks;
+    }
     // The child itself was not there when the census was taken.
-    long long tasks = 1;
-    for (int i = 0; i < census.count; i++) if (census.uid[i] == uid) tasks += census.tasks[i];
-    return tasks;
+    count.tasks = 1;
+    for (int i = 0; i < census.count; i++) if (census.users[i].uid == uid) count.tasks += census.users[i].tasks;
+    return count.tasks;
 }
 
 long long metascrub_threads_of_self(void) {
-    DIR *proc = opendir("/proc");
-    if (!proc) return -errno;
-    long long threads = threads_in(dirfd(proc), "self", 0, 1);
-    closedir(proc);
-    return threads;
+    uid_t owner;
+    long long threads = task_folder(AT_FDCWD, "/proc/self", &owner);
+    return threads < 0 ? -errno : threads;
 }
