@@ -19,7 +19,9 @@ enum ServeRoutes {
             return json(["status": "ready"])
         }
         let v1 = router.group("v1")
-        if let token = state.config.token { v1.add(middleware: BearerTokenMiddleware(token: token)) }
+        if let token = state.config.token {
+            v1.add(middleware: BearerTokenMiddleware(token: token, metrics: state.metrics))
+        }
         v1.get("formats") { _, _ in json(formats()) }
         v1.get("policies") { _, _ in json(policies(default: state.config.policy)) }
         v1.post("clean") { request, _ in try await state.handle(.clean, request) }
@@ -67,13 +69,19 @@ enum ServeRoutes {
     }
 }
 
-/// `Authorization: Bearer TOKEN` on every /v1 route; compared in constant time.
+/// `Authorization: Bearer TOKEN` on every /v1 route; compared in constant time. A refusal is counted like any
+/// answer (someone probing the API, or a client whose token was rotated, shows in the metrics).
 struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: String
+    let metrics: ServeMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               Self.equal(Array(header.utf8.dropFirst(7)), Array(token.utf8)) else {
+            // The routes under /v1; anything else is `other` (a label per path would let clients grow it).
+            let name = String(request.uri.path.split(separator: "/").last ?? "")
+            let known = ["clean", "scan", "check", "formats", "policies"].contains(name)
+            metrics.request(known ? name : "other", status: 401)
             return ServeError.unauthorized.response()
         }
         return try await next(request, context)

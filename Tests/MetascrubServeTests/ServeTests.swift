@@ -120,7 +120,8 @@ final class ServeTests: ServeTestCase {
 
     func testBearerToken401() throws {
         let tokenFile = write(Data("s3cret-token-0123456789\n".utf8), "token")
-        let server = try start(["--token-file", tokenFile])
+        let metricsAddress = "127.0.0.1:\(try ServeProcess.freePort())"
+        let server = try start(["--token-file", tokenFile, "--metrics", metricsAddress])
         let file = ServeProcess.fixture("jpeg/clean.jpg")
         let missing = Curl.post(server.base + "/v1/clean", file: file, scratch: scratch)
         XCTAssertEqual(missing.status, 401)
@@ -131,6 +132,10 @@ final class ServeTests: ServeTestCase {
         // Probes stay open to the orchestrator.
         XCTAssertEqual(Curl.get(server.base + "/healthz", scratch: scratch).status, 200)
         XCTAssertEqual(Curl.get(server.base + "/readyz", scratch: scratch).status, 200)
+        // Refusals are counted too, by endpoint.
+        let metrics = Curl.get("http://\(metricsAddress)/metrics", scratch: scratch).bodyText
+        XCTAssertTrue(metrics.contains("metascrub_requests_total{endpoint=\"clean\",code=\"401\"} 2"), metrics)
+        XCTAssertTrue(metrics.contains("metascrub_requests_total{endpoint=\"formats\",code=\"401\"} 1"), metrics)
     }
 
     func testFullServerAnswers429WithRetryAfter() throws {
