@@ -15,20 +15,6 @@ static void *resolve(const char *name) { return lazy_library_symbol(&libheif, na
 static const struct heif_error unavailable = {
     heif_error_Unsupported_feature, heif_suberror_Unspecified, "libheif.so.1 could not be loaded"};
 
-// A forwarder with libheif's own prototype (cheif.h declares it): resolves the symbol and calls it, or answers
-// `fallback` when libheif is missing.
-#define FORWARD(type, name, params, args, fallback)  \
-    type name params {                               \
-        __typeof__(&name) f = resolve(#name);        \
-        return f ? f args : fallback;                \
-    }
-
-#define FORWARD_VOID(name, params, args)             \
-    void name params {                               \
-        __typeof__(&name) f = resolve(#name);        \
-        if (f) f args;                               \
-    }
-
 FORWARD(struct heif_context*, heif_context_alloc, (void), (), NULL)
 FORWARD_VOID(heif_context_free, (struct heif_context* a0), (a0))
 FORWARD(struct heif_error, heif_context_get_primary_image_handle, (struct heif_context* a0, struct heif_image_handle** a1), (a0, a1), unavailable)

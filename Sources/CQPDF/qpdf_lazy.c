@@ -13,18 +13,6 @@ static void *resolve(const char *name) { return lazy_library_symbol(&libqpdf, na
 
 int cqpdf_available(void) { return resolve("qpdf_init") != NULL; }
 
-#define FORWARD(type, name, params, args, fallback)  \
-    type name params {                               \
-        __typeof__(&name) f = resolve(#name);        \
-        return f ? f args : fallback;                \
-    }
-
-#define FORWARD_VOID(name, params, args)             \
-    void name params {                               \
-        __typeof__(&name) f = resolve(#name);        \
-        if (f) f args;                               \
-    }
-
 // The document: reading from memory, errors and warnings, the trailer and catalog, the pages.
 FORWARD(qpdf_data, qpdf_init, (void), (), NULL)
 FORWARD_VOID(qpdf_cleanup, (qpdf_data* a0), (a0))

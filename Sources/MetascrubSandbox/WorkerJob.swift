@@ -69,17 +69,11 @@ public struct WorkerJob: Sendable {
 
     /// A plain write, not an atomic one: the server reads these only after the worker has ended, and a report cut
     /// short by a kill does not parse. (Foundation's atomic write costs a temp file, an fsync and a rename each.)
-    static func write(_ data: Data, to path: String) throws(MetascrubError) {
+    static func write(_ data: Data, to path: String) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
+        guard fd >= 0 else { throw MetascrubError.io(operation: "create", path: path, errno: errno) }
         defer { close(fd) }
-        var written = 0
-        while written < data.count {
-            let n = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, data.count - written) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw .io(operation: "write", path: path, errno: n < 0 ? errno : EIO) }
-            written += n
-        }
+        try data.withUnsafeBytes { try PosixFileSystem().write(fd, $0, path: path) }
     }
 
     /// 0 when the report was written (whatever the file's status), 2 for a usage error, 3 otherwise.

@@ -183,11 +183,7 @@ struct LedgerKeepingForgetter<Inner: FormatHandler>: FormatHandler {
     }
 
     func clean(_ input: any ByteSource, scan: ScanResult<Inner.Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        var forgetting = plan
-        for index in forgetting.findings.indices where forgetting.findings[index].item.key == key {
-            forgetting.findings[index].disposition = .keep
-        }
-        return try inner.clean(input, scan: scan, plan: forgetting, to: output)
+        return try inner.clean(input, scan: scan, plan: plan.forgetting(key), to: output)
     }
 
     func verifyContent(original: any ByteSource, _ before: Inner.Layout, cleaned: any ByteSource, _ after: Inner.Layout,

@@ -260,13 +260,9 @@ struct ForgetfulCleaner<Inner: FormatHandler>: FormatHandler {
     }
 
     func clean(_ input: any ByteSource, scan: ScanResult<Inner.Layout>, plan: CleanPlan, to output: any OutputSink) throws -> CleanResult {
-        var forgetting = plan
-        for index in forgetting.findings.indices where forgetting.findings[index].item.key == key {
-            forgetting.findings[index].disposition = .keep
-        }
         // Without its ledger, as a handler that writes no plan: the ledger check would name the forgotten item
         // first (`LedgerCoverageTests`), and this cleaner exists to show the residue proof on its own.
-        var result = try inner.clean(input, scan: scan, plan: forgetting, to: output)
+        var result = try inner.clean(input, scan: scan, plan: plan.forgetting(key), to: output)
         result.ledger = nil
         return result
     }

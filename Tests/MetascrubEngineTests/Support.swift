@@ -2,6 +2,7 @@
 import Foundation
 import Metascrub
 import MetascrubCore
+import MetascrubFormats
 
 enum EngineFixture {
     static let root = URL(fileURLWithPath: #filePath)
@@ -28,5 +29,16 @@ enum EngineFixture {
     static func temporaries(under dir: String) -> [String] {
         let all = FileManager.default.enumerator(atPath: dir)?.allObjects as? [String] ?? []
         return all.filter { ($0 as NSString).lastPathComponent.hasPrefix(PosixFileSystem.temporaryPrefix) }.sorted()
+    }
+}
+
+extension CleanPlan {
+    /// The plan with every finding of `key` kept: a cleaner that "forgets" to remove an item, as a bug would.
+    func forgetting(_ key: String) -> CleanPlan {
+        var plan = self
+        for index in plan.findings.indices where plan.findings[index].item.key == key {
+            plan.findings[index].disposition = .keep
+        }
+        return plan
     }
 }

@@ -19,4 +19,18 @@ struct lazy_library {
 // tries dlopen once; a missing library is not tried again.
 void *lazy_library_symbol(struct lazy_library *library, const char *name);
 
+// A forwarder with the library's own prototype (declared by the including file's header): resolves the symbol with
+// the including file's `resolve(const char *)` and calls it, or answers `fallback` when the library is missing.
+#define FORWARD(type, name, params, args, fallback)  \
+    type name params {                               \
+        __typeof__(&name) f = resolve(#name);        \
+        return f ? f args : fallback;                \
+    }
+
+#define FORWARD_VOID(name, params, args)             \
+    void name params {                               \
+        __typeof__(&name) f = resolve(#name);        \
+        if (f) f args;                               \
+    }
+
 #endif
