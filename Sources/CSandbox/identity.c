@@ -15,13 +15,22 @@
 #include <time.h>
 #include <unistd.h>
 
+int metascrub_bounding_set_clear(void) {
+    for (int cap = 0; cap <= 63; cap++) {
+        int present = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+        if (present < 0) break;
+        // Each drop commits new credentials: only what is still there is dropped.
+        if (present == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return -errno;
+    }
+    return 0;
+}
+
 int metascrub_drop_user(long long uid, long long gid) {
     if (uid < 0) return 0;
-    // The bounding set first (that needs CAP_SETPCAP, which setresuid is about to take away).
-    for (int cap = 0; cap <= 63; cap++) {
-        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return -errno;
-    }
+    // The bounding set first (that needs CAP_SETPCAP, which setresuid is about to take away). A fork server's
+    // children find it empty already.
+    int cleared = metascrub_bounding_set_clear();
+    if (cleared != 0) return cleared;
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -errno;
     if (setgroups(0, NULL) != 0) return -errno;
     if (setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) != 0) return -errno;

@@ -54,8 +54,14 @@ static void become_child(void) {
 }
 
 static int start_job(struct zygote_child *slots, int out, long long id, const char *job,
-                      metascrub_zygote_job run, void *context) {
+                     const struct metascrub_zygote_steps *steps) {
     char reply[96];
+    void *prepared = steps->prepare(job, steps->context);
+    if (prepared == NULL) {
+        snprintf(reply, sizeof reply, "failed %lld %d\n", id, EINVAL);
+        write_all(out, reply);
+        return 1;
+    }
     int slot = -1;
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
     // A parent with a second thread could fork a child holding a lock that thread owned: refuse to fork then.
@@ -64,8 +70,9 @@ static int start_job(struct zygote_child *slots, int out, long long id, const ch
     pid_t pid = slot < 0 ? (errno = EAGAIN, -1) : !single ? (errno = EDEADLK, -1) : fork();
     if (pid == 0) {
         become_child();
-        _exit(run(job, context));
+        _exit(steps->run(prepared, steps->context));
     }
+    steps->discard(prepared);
     int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
     if (pid > 0 && pidfd < 0) {
         // Cannot watch it: do not leave it running unwatched.
@@ -100,17 +107,17 @@ static void kill_job(struct zygote_child *slots, long long id) {
 }
 
 /// One request line: `job ID TEXT` or `kill ID`. 0: stop taking jobs (this process is no longer fit to fork).
-static int handle(char *line, struct zygote_child *slots, int out, metascrub_zygote_job run, void *context) {
+static int handle(char *line, struct zygote_child *slots, int out, const struct metascrub_zygote_steps *steps) {
     long long id = 0;
     int used = 0;
     if (sscanf(line, "job %lld %n", &id, &used) == 1 && used > 0) {
-        return start_job(slots, out, id, line + used, run, context);
+        return start_job(slots, out, id, line + used, steps);
     }
     if (sscanf(line, "kill %lld", &id) == 1) kill_job(slots, id);
     return 1;
 }
 
-int metascrub_zygote_serve(int in, int out, metascrub_zygote_job run, void *context) {
+int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps *steps) {
     static struct zygote_child slots[ZYGOTE_SLOTS];
     static char buffer[ZYGOTE_LINE];
     static struct pollfd fds[ZYGOTE_SLOTS + 1];
@@ -154,7 +161,7 @@ int metascrub_zygote_serve(int in, int out, metascrub_zygote_job run, void *cont
         while ((newline = strchr(start, '\n')) != NULL) {
             *newline = '\0';
             // Unfit to fork: once the running children end this process exits, and the server execs workers.
-            if (!handle(start, slots, out, run, context)) open_input = 0;
+            if (!handle(start, slots, out, steps)) open_input = 0;
             start = newline + 1;
         }
         filled = (size_t)(buffer + filled - start);

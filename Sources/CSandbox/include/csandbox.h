@@ -58,6 +58,10 @@ int metascrub_sandbox_landlock_abi(void);
 /// the same uid (a worker) unless they could ptrace it anyway. 0 or an errno.
 int metascrub_make_undumpable(void);
 
+/// Empties the capability bounding set (what an exec could gain back); 0, or -errno (EPERM without CAP_SETPCAP,
+/// where a later drop fails the same way). The bounding set limits exec only, which the fork server never does.
+int metascrub_bounding_set_clear(void);
+
 /// Moves the calling process into a new, empty network namespace (needs CAP_SYS_ADMIN) and marks it inherited, so
 /// metascrub_sandbox_enter in its forked children skips making one each. 0 or an errno.
 int metascrub_sandbox_enter_network_namespace(void);
@@ -67,13 +71,21 @@ int metascrub_sandbox_enter_network_namespace(void);
 int metascrub_seccomp_compile(void);
 
 /// Runs one fork server job in a forked child (the job line's text after its id): returns the exit status.
-typedef int (*metascrub_zygote_job)(const char *job, void *context);
+/// A job in three steps: `prepare` in the parent before the fork (NULL: refused with EINVAL, nothing forked), `run`
+/// in the child on what `prepare` returned, `discard` in the parent once the child is forked. What the warm parent
+/// does once costs no child its page faults.
+struct metascrub_zygote_steps {
+    void *(*prepare)(const char *job, void *context);
+    int (*run)(void *prepared, void *context);
+    void (*discard)(void *prepared);
+    void *context;
+};
 
 /// The fork server: reads `job ID TEXT` and `kill ID` lines from `in`; per job forks a child that closes every
-/// descriptor but 0-2 (0 and 1 on /dev/null), dies with the parent, and runs `run`; writes `ended ID EXITED CODE`
+/// descriptor but 0-2 (0 and 1 on /dev/null), dies with the parent, and runs the job; writes `ended ID EXITED CODE`
 /// (EXITED 1: CODE is the exit status, 0: the signal) or `failed ID ERRNO` to `out`. Single-threaded: call it
 /// from a process that started no threads. Returns 0 once `in` is closed and every child has ended.
-int metascrub_zygote_serve(int in, int out, metascrub_zygote_job run, void *context);
+int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps *steps);
 
 /// metascrub_spawn with `in` and `out` as the child's standard input and output (the fork server's pipes).
 int metascrub_spawn_piped(const char *path, char *const argv[], int in, int out, pid_t *pid);
