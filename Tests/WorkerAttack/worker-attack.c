@@ -22,6 +22,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -144,8 +145,13 @@ static void attack(void) {
     struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
     struct __user_cap_data_struct caps[2] = { { 0 } };
     syscall(SYS_capget, &header, caps);
-    dprintf(2, "metascrub-attack identity uid=%d euid=%d capeff=%x%08x capprm=%x%08x\n", getuid(), geteuid(),
-            caps[1].effective, caps[0].effective, caps[1].permitted, caps[0].permitted);
+    // What an exec could gain back (exec is refused anyway): a worker that left uid 0 keeps none of it.
+    int bounding = 0;
+    for (int cap = 0; cap <= 63 && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++) {
+        bounding += prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1;
+    }
+    dprintf(2, "metascrub-attack identity uid=%d euid=%d capbnd=%d capeff=%x%08x capprm=%x%08x\n", getuid(),
+            geteuid(), bounding, caps[1].effective, caps[0].effective, caps[1].permitted, caps[0].permitted);
     dprintf(2, "metascrub-attack done\n");
 }
 
