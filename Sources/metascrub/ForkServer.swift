@@ -52,8 +52,8 @@ enum ForkServer {
         init(_ job: WorkerJob) { self.job = job }
     }
 
-    /// In the parent: the job is a `WorkerJob` as JSON, from the server. Decoded in the warm parent, it costs a
-    /// child none of the decoder's page faults (a seventh of a JPEG job when each child decoded its own).
+    /// In the parent: the job is a `WorkerJob` as JSON, from the server. Decoded in the warm parent, it costs no
+    /// child the page faults of running the decoder for the first time in its own copy of the memory.
     private static let prepareJob: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?)
         -> UnsafeMutableRawPointer? = { text, context in
         guard let text, let context else { return nil }
