@@ -36,6 +36,9 @@ enum ForkServer {
         // Once here rather than in every child (one credential commit per capability): children of a root server
         // that leave uid 0 find the bounding set empty. Without CAP_SETPCAP there is nothing to drop.
         if getuid() == 0 { _ = metascrub_bounding_set_clear() }
+        // Children inherit the code mapped (on huge pages) instead of faulting it in; left as it is when the kernel
+        // has no huge page to give.
+        _ = metascrub_text_on_huge_pages()
         // Compiled here once; a child that cannot load it refuses its job (seccomp is not optional for a worker).
         _ = metascrub_seccomp_compile()
         let warm = Unmanaged.passRetained(Warm(policies: policies))

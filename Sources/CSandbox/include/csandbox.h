@@ -58,6 +58,12 @@ int metascrub_sandbox_landlock_abi(void);
 /// the same uid (a worker) unless they could ptrace it anyway. 0 or an errno.
 int metascrub_make_undumpable(void);
 
+/// Moves the executable's code onto anonymous transparent huge pages (a copy, replacing the file mapping in one
+/// step), so that forked children inherit it mapped instead of faulting it in page by page. 0, or -errno when it
+/// was left as it was (no huge pages to be had, a kernel without MADV_COLLAPSE). For a fork server only: profilers
+/// that name code by its file no longer can in this process.
+int metascrub_text_on_huge_pages(void);
+
 /// Empties the capability bounding set (what an exec could gain back); 0, or -errno (EPERM without CAP_SETPCAP,
 /// where a later drop fails the same way). The bounding set limits exec only, which the fork server never does.
 int metascrub_bounding_set_clear(void);
