@@ -22,7 +22,7 @@ public enum ServeServer {
         let state = ServeState(config: config, spool: spool, logger: logger)
         // A connection that sends nothing for longer than a worker may take is closed (slow or stalled uploads).
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ExpectContinueHandler(maxBytes: config.maxBytes)],
+            additionalChannelHandlers: [ReceiveBufferHandler(), ExpectContinueHandler(maxBytes: config.maxBytes)],
             idleTimeout: .seconds(Int64(config.timeoutSeconds + 30)))
         let app = Application(
             router: ServeRoutes.router(state),
