@@ -225,7 +225,9 @@ int main(int argc, char **argv) {
     if (clients < 1 || clients > 64) return 2;
     pthread_barrier_init(&ready, NULL, (unsigned)clients + 1);
     pthread_barrier_init(&go, NULL, (unsigned)clients + 1);
-    for (long i = 0; i < clients; i++) pthread_create(&threads[i], NULL, http ? http_client : exiftool_client, (void *)i);
+    for (long i = 0; i < clients; i++) {
+        pthread_create(&threads[i], NULL, http ? http_client : exiftool_client, (void *)i);
+    }
     pthread_barrier_wait(&ready);
     double t0 = now();
     deadline = t0 + seconds;
