@@ -66,7 +66,6 @@ static int start_job(struct zygote_child *slots, int out, long long id, const ch
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
     // A parent with a second thread could fork a child holding a lock that thread owned: refuse to fork then.
     int single = metascrub_threads_of_self() == 1;
-    if (slot >= 0 && single) metascrub_task_census_refresh();
     pid_t pid = slot < 0 ? (errno = EAGAIN, -1) : !single ? (errno = EDEADLK, -1) : fork();
     if (pid == 0) {
         become_child();
@@ -86,6 +85,9 @@ static int start_job(struct zygote_child *slots, int out, long long id, const ch
         return single;
     }
     slots[slot] = (struct zygote_child){ id, pid, pidfd };
+    // After the fork, while the child runs, not before it: the walk of /proc stays out of every request's way, and
+    // the next child inherits it (one that finds it older than it accepts walks /proc itself).
+    metascrub_task_census_refresh();
     return 1;
 }
 
@@ -125,6 +127,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps 
     signal(SIGPIPE, SIG_IGN);
     // What the warm-up freed goes back to the system: every fork copies the page tables of what stays mapped.
     malloc_trim(0);
+    metascrub_task_census_refresh();
     size_t filled = 0;
     int open_input = 1;
     // The server uses the fork server only once it said so, and execs workers until then.
