@@ -77,9 +77,10 @@ static void count_user(uid_t owner, long long threads, void *context) {
     if (owner == count->uid) count->tasks += threads;
 }
 
-/// A fork server's count of every uid's tasks, taken at most `CENSUS_MAX_AGE_NS` before a fork, which its children
-/// inherit: walking /proc costs a child more than the rest of its confinement (a procfs lookup per process).
-/// `valid` 0: no census (an exec'd worker, the CLI), or more uids than it holds: the child walks /proc itself.
+/// A fork server's count of every uid's tasks, refreshed at most every `CENSUS_MAX_AGE_NS` right after a fork,
+/// which later children inherit: walking /proc costs a child more than the rest of its confinement (a procfs lookup
+/// per process). `valid` 0: no census (an exec'd worker, the CLI), or more uids than it holds; a child that finds
+/// none, or one older than twice that age, walks /proc itself.
 #define CENSUS_UIDS 64
 #define CENSUS_MAX_AGE_NS 250000000LL
 static struct { int valid; long long taken; int count; struct user_count users[CENSUS_UIDS]; } census;
