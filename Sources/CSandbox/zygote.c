@@ -22,11 +22,17 @@
 // At most this many children at once: the server runs --workers of them, far fewer.
 #define ZYGOTE_SLOTS 256
 #define ZYGOTE_LINE 65536
+// The child's word on its done pipe: its exit status (0-127), or this for a job it could not decode.
+#define ZYGOTE_MALFORMED 0x80
 
-struct zygote_child { long long id; pid_t pid; int pidfd; };
+/// A child: `id` 0 while it is the spare (forked ahead, waiting on its job pipe); `job` the write end of that pipe
+/// until the job is handed over; `done` the read end of the pipe the child writes its status to once its files are
+/// written, before its exit; `answered` once the server was told, which may be before the child is reaped.
+struct zygote_child { long long id; pid_t pid; int pidfd; int job; int done; int answered; };
 
-static int write_all(int fd, const char *text) {
-    size_t left = strlen(text);
+static const struct zygote_child no_child = { 0, 0, -1, -1, -1, 0 };
+
+static int write_all(int fd, const char *text, size_t left) {
     while (left > 0) {
         ssize_t n = write(fd, text, left);
         if (n < 0 && errno == EINTR) continue;
@@ -37,68 +43,156 @@ static int write_all(int fd, const char *text) {
     return 0;
 }
 
-/// The child's first steps, before any job code: nothing of the parent's descriptors (the job pipe, the other
-/// children's pidfds) survives, and it dies with the parent, so no orphan parses on unsupervised.
-static void become_child(void) {
+static int reply(int out, const char *text) { return write_all(out, text, strlen(text)); }
+
+/// The child's first steps, before any job code: it dies with the parent, so no orphan parses on unsupervised, and
+/// nothing of the parent's descriptors (the server's socket, the other children's pipes and pidfds) survives but
+/// its own two pipes: the job on 0, the done pipe on 3.
+static void become_child(int job, int done) {
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    int job_high = fcntl(job, F_DUPFD_CLOEXEC, 16), done_high = fcntl(done, F_DUPFD_CLOEXEC, 16);
     int null = open("/dev/null", O_RDWR);
-    if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 1);
-    }
-    metascrub_descriptors_closed = syscall(SYS_close_range, 3, ~0U, 0) == 0;
+    if (job_high < 0 || done_high < 0 || null < 0) _exit(3);
+    dup2(job_high, 0);
+    dup2(null, 1);
+    dup2(done_high, 3);
+    metascrub_descriptors_closed = syscall(SYS_close_range, 4, ~0U, 0) == 0;
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
 }
 
-static int start_job(struct zygote_child *slots, int out, long long id, const char *job,
-                     const struct metascrub_zygote_steps *steps) {
-    char reply[96];
-    void *prepared = steps->prepare(job, steps->context);
-    if (prepared == NULL) {
-        snprintf(reply, sizeof reply, "failed %lld %d\n", id, EINVAL);
-        write_all(out, reply);
-        return 1;
+/// The spare's life: while it waits, it warms the decoder on the last job's text (its first decode would otherwise
+/// fault in its copy of the parent's memory after the job came); then it reads its own job to the end of the pipe,
+/// runs it, and says how it ended on the done pipe before the exit's teardown, which the server need not wait for.
+/// Never returns.
+static void run_child(const char *warm_text, const struct metascrub_zygote_steps *steps) {
+    // Named apart while it waits, so that ps (and the tests) tell the spare from a child with a file.
+    prctl(PR_SET_NAME, "metascrub-spare", 0, 0, 0);
+    if (warm_text != NULL && steps->warm != NULL) steps->warm(warm_text, steps->context);
+    char *text = malloc(ZYGOTE_LINE);
+    size_t filled = 0;
+    ssize_t n = 0;
+    while (text != NULL && filled < ZYGOTE_LINE - 1 && ((n = read(0, text + filled, ZYGOTE_LINE - 1 - filled)) > 0
+                                                        || (n < 0 && errno == EINTR))) {
+        if (n > 0) filled += (size_t)n;
     }
+    if (text == NULL || n < 0 || filled == 0) _exit(3);
+    text[filled] = '\0';
+    prctl(PR_SET_NAME, "metascrub", 0, 0, 0);
+    dup2(1, 0);
+    void *prepared = steps->prepare(text, steps->context);
+    free(text);
+    unsigned char word = ZYGOTE_MALFORMED;
+    if (prepared == NULL) {
+        write_all(3, (const char *)&word, 1);
+        _exit(2);
+    }
+    int status = steps->run(prepared, steps->context);
+    word = (unsigned char)(status & 0x7f);
+    write_all(3, (const char *)&word, 1);
+    _exit(status);
+}
+
+/// Forks the spare into a free slot: 0, or an errno.
+static int fork_spare(struct zygote_child *slots, const char *warm_text, const struct metascrub_zygote_steps *steps) {
     int slot = -1;
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
+    if (slot < 0) return EAGAIN;
     // A parent with a second thread could fork a child holding a lock that thread owned: refuse to fork then.
-    int single = metascrub_threads_of_self() == 1;
-    pid_t pid = slot < 0 ? (errno = EAGAIN, -1) : !single ? (errno = EDEADLK, -1) : fork();
-    if (pid == 0) {
-        become_child();
-        _exit(steps->run(prepared, steps->context));
+    if (metascrub_threads_of_self() != 1) return EDEADLK;
+    int job[2], done[2];
+    if (pipe2(job, O_CLOEXEC) != 0) return errno;
+    if (pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0) {
+        int error = errno;
+        close(job[0]);
+        close(job[1]);
+        return error;
     }
-    steps->discard(prepared);
+    pid_t pid = fork();
+    if (pid == 0) {
+        become_child(job[0], done[1]);
+        run_child(warm_text, steps);
+    }
+    int error = errno;
+    close(job[0]);
+    close(done[1]);
     int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
     if (pid > 0 && pidfd < 0) {
         // Cannot watch it: do not leave it running unwatched.
+        error = errno;
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         pid = -1;
     }
     if (pid < 0) {
-        snprintf(reply, sizeof reply, "failed %lld %d\n", id, errno);
-        write_all(out, reply);
-        return single;
+        close(job[1]);
+        close(done[0]);
+        return error;
     }
-    slots[slot] = (struct zygote_child){ id, pid, pidfd };
-    // After the fork, while the child runs, not before it: the walk of /proc stays out of every request's way, and
-    // the next child inherits it (one that finds it older than it accepts walks /proc itself).
+    slots[slot] = (struct zygote_child){ 0, pid, pidfd, job[1], done[0], 0 };
+    // After the fork, while the spare waits or a child runs, not before it: the walk of /proc stays out of every
+    // request's way, and the next spare inherits it (one that finds it older than it accepts walks /proc itself).
     metascrub_task_census_refresh();
-    return 1;
+    return 0;
 }
 
-static void end_job(struct zygote_child *child, int out) {
+static struct zygote_child *spare_of(struct zygote_child *slots) {
+    for (int i = 0; i < ZYGOTE_SLOTS; i++) if (slots[i].pid > 0 && slots[i].id == 0) return &slots[i];
+    return NULL;
+}
+
+/// Hands the job to the spare (forking one first when there is none), so a request does not wait for a fork.
+/// 1, or 0 when this process is no longer fit to fork and should stop taking jobs.
+static int start_job(struct zygote_child *slots, int out, long long id, const char *job, const char *warm_text,
+                     const struct metascrub_zygote_steps *steps) {
+    char line[96];
+    int error = spare_of(slots) == NULL ? fork_spare(slots, warm_text, steps) : 0;
+    struct zygote_child *child = spare_of(slots);
+    if (child != NULL) {
+        child->id = id;
+        error = write_all(child->job, job, strlen(job)) == 0 ? 0 : errno;
+        close(child->job);
+        child->job = -1;
+        if (error == 0) return 1;
+        syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
+        child->answered = 1;
+    }
+    snprintf(line, sizeof line, "failed %lld %d\n", id, error);
+    reply(out, line);
+    return error != EDEADLK;
+}
+
+/// The child's word, read as soon as it is written: the server streams the output while the child's exit tears
+/// down its memory. The child is killed on its word, so nothing it does after it counts.
+static void child_said(struct zygote_child *child, int out) {
+    unsigned char word[16];
+    ssize_t n = read(child->done, word, sizeof word);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    close(child->done);
+    child->done = -1;
+    if (n <= 0 || child->id == 0 || child->answered) return;
+    char line[96];
+    if (word[0] == ZYGOTE_MALFORMED) snprintf(line, sizeof line, "failed %lld %d\n", child->id, EINVAL);
+    else snprintf(line, sizeof line, "ended %lld 1 %d\n", child->id, word[0] & 0x7f);
+    syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
+    child->answered = 1;
+    reply(out, line);
+}
+
+/// Reaps a child; says how it ended unless it said so itself (or was a spare that never had a job).
+static void child_ended(struct zygote_child *child, int out) {
     siginfo_t info = { 0 };
     while (waitid(P_PID, (id_t)child->pid, &info, WEXITED) < 0 && errno == EINTR) {}
-    char reply[96];
-    snprintf(reply, sizeof reply, "ended %lld %d %d\n", child->id, info.si_code == CLD_EXITED, info.si_status);
+    char line[96];
+    snprintf(line, sizeof line, "ended %lld %d %d\n", child->id, info.si_code == CLD_EXITED, info.si_status);
+    int tell = child->id != 0 && !child->answered;
     close(child->pidfd);
-    *child = (struct zygote_child){ 0, 0, -1 };
-    write_all(out, reply);
+    if (child->job >= 0) close(child->job);
+    if (child->done >= 0) close(child->done);
+    *child = no_child;
+    if (tell) reply(out, line);
 }
 
 static void kill_job(struct zygote_child *slots, long long id) {
@@ -108,22 +202,24 @@ static void kill_job(struct zygote_child *slots, long long id) {
     }
 }
 
-/// One request line: `job ID TEXT` or `kill ID`. 0: stop taking jobs (this process is no longer fit to fork).
-static int handle(char *line, struct zygote_child *slots, int out, const struct metascrub_zygote_steps *steps) {
-    long long id = 0;
-    int used = 0;
-    if (sscanf(line, "job %lld %n", &id, &used) == 1 && used > 0) {
-        return start_job(slots, out, id, line + used, steps);
-    }
-    if (sscanf(line, "kill %lld", &id) == 1) kill_job(slots, id);
-    return 1;
+/// What one poll round watches, and which slot each entry belongs to.
+struct zygote_watch {
+    struct pollfd fds[2 * ZYGOTE_SLOTS + 1];
+    int slot[2 * ZYGOTE_SLOTS + 1];
+    int count;
+};
+
+static void watch(struct zygote_watch *w, int fd, int slot) {
+    w->fds[w->count] = (struct pollfd){ .fd = fd, .events = POLLIN };
+    w->slot[w->count++] = slot;
 }
 
 int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps *steps) {
     static struct zygote_child slots[ZYGOTE_SLOTS];
     static char buffer[ZYGOTE_LINE];
-    static struct pollfd fds[ZYGOTE_SLOTS + 1];
-    for (int i = 0; i < ZYGOTE_SLOTS; i++) slots[i] = (struct zygote_child){ 0, 0, -1 };
+    static struct zygote_watch w;
+    static char *warm_text;
+    for (int i = 0; i < ZYGOTE_SLOTS; i++) slots[i] = no_child;
     signal(SIGPIPE, SIG_IGN);
     // What the warm-up freed goes back to the system: every fork copies the page tables of what stays mapped.
     malloc_trim(0);
@@ -131,25 +227,35 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps 
     size_t filled = 0;
     int open_input = 1;
     // The server uses the fork server only once it said so, and execs workers until then.
-    if (write_all(out, "ready\n") != 0) return errno;
+    if (reply(out, "ready\n") != 0) return errno;
+    // The first spare; each job handed over forks the next one while it runs.
+    fork_spare(slots, NULL, steps);
     for (;;) {
-        int watched = 0, map[ZYGOTE_SLOTS];
-        if (open_input) fds[watched++] = (struct pollfd){ .fd = in, .events = POLLIN };
-        int first_child = watched;
+        w.count = 0;
+        if (open_input) watch(&w, in, -1);
         for (int i = 0; i < ZYGOTE_SLOTS; i++) {
             if (slots[i].pid == 0) continue;
-            map[watched - first_child] = i;
-            fds[watched++] = (struct pollfd){ .fd = slots[i].pidfd, .events = POLLIN };
+            watch(&w, slots[i].pidfd, i);
+            if (slots[i].done >= 0) watch(&w, slots[i].done, i);
         }
-        if (!open_input && watched == 0) return 0;
-        if (poll(fds, (nfds_t)watched, -1) < 0) {
+        if (!open_input && w.count == 0) return 0;
+        if (poll(w.fds, (nfds_t)w.count, -1) < 0) {
             if (errno == EINTR) continue;
             return errno;
         }
-        for (int k = first_child; k < watched; k++) {
-            if (fds[k].revents) end_job(&slots[map[k - first_child]], out);
+        // The words first: a child that said and exited in the same round is answered with its word.
+        for (int k = 0; k < w.count; k++) {
+            struct zygote_child *child = w.slot[k] < 0 ? NULL : &slots[w.slot[k]];
+            if (child != NULL && w.fds[k].revents && w.fds[k].fd == child->done) child_said(child, out);
         }
-        if (!open_input || !fds[0].revents) continue;
+        for (int k = 0; k < w.count; k++) {
+            struct zygote_child *child = w.slot[k] < 0 ? NULL : &slots[w.slot[k]];
+            if (child != NULL && child->pid > 0 && w.fds[k].revents && w.fds[k].fd == child->pidfd) {
+                if (child->done >= 0) child_said(child, out);
+                child_ended(child, out);
+            }
+        }
+        if (!open_input || !w.fds[0].revents) continue;
         ssize_t n = read(in, buffer + filled, sizeof buffer - 1 - filled);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
@@ -161,16 +267,28 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps 
         filled += (size_t)n;
         buffer[filled] = '\0';
         char *start = buffer, *newline;
+        int handed = 0;
         while ((newline = strchr(start, '\n')) != NULL) {
             *newline = '\0';
-            // Unfit to fork: once the running children end this process exits, and the server execs workers.
-            if (!handle(start, slots, out, steps)) open_input = 0;
+            long long id = 0;
+            int used = 0;
+            if (sscanf(start, "job %lld %n", &id, &used) == 1 && used > 0) {
+                // Unfit to fork: once the running children end this process exits, and the server execs workers.
+                if (!start_job(slots, out, id, start + used, warm_text, steps)) open_input = 0;
+                free(warm_text);
+                warm_text = strdup(start + used);
+                handed = 1;
+            } else if (sscanf(start, "kill %lld", &id) == 1) {
+                kill_job(slots, id);
+            }
             start = newline + 1;
         }
         filled = (size_t)(buffer + filled - start);
         memmove(buffer, start, filled);
         // A line longer than the buffer is not one the server sends: drop it rather than stall.
         if (filled == sizeof buffer - 1) filled = 0;
+        // The next spare, forked while the job just handed over runs.
+        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, warm_text, steps);
     }
 }
 

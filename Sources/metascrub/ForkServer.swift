@@ -8,7 +8,7 @@ import MetascrubSandbox
 
 /// `metascrub worker --fork-server` (issue 33 item 6): started once by `metascrub serve`, it loads the binary and
 /// its libraries, parses the shipped policies and warms itself up on files of its own, then forks one child per
-/// file. The child runs the job an exec'd worker would get (as JSON rather than a command line) through the same
+/// file, ahead of it: a spare waits for the next job while the current one runs. The child runs the job an exec'd worker would get (as JSON rather than a command line) through the same
 /// `WorkerJob.run`, so it confines itself the same way before it opens the file; only the exec, the dynamic
 /// linking and the cold start are gone. The parent stays single-threaded and unconfined, and never opens an upload.
 enum ForkServer {
@@ -42,21 +42,20 @@ enum ForkServer {
         // Compiled here once; a child that cannot load it refuses its job (seccomp is not optional for a worker).
         _ = metascrub_seccomp_compile()
         let warm = Unmanaged.passRetained(Warm(policies: policies))
-        var steps = metascrub_zygote_steps(prepare: prepareJob, run: runJob, discard: discardJob,
+        var steps = metascrub_zygote_steps(prepare: prepareJob, run: runJob, discard: discardJob, warm: warmDecoder,
                                            context: warm.toOpaque())
         let status = metascrub_zygote_serve(0, 1, &steps)
         warm.release()
         if status != 0 { throw ExitCode(3) }
     }
 
-    /// A decoded job, from the parent to the child it forks.
+    /// A decoded job, from `prepare` to `run` in the child.
     private final class Prepared {
         let job: WorkerJob
         init(_ job: WorkerJob) { self.job = job }
     }
 
-    /// In the parent: the job is a `WorkerJob` as JSON, from the server. Decoded in the warm parent, it costs no
-    /// child the page faults of running the decoder for the first time in its own copy of the memory.
+    /// In the child: the job is a `WorkerJob` as JSON, from the server.
     private static let prepareJob: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?)
         -> UnsafeMutableRawPointer? = { text, context in
         guard let text, let context else { return nil }
@@ -66,17 +65,23 @@ enum ForkServer {
         return Unmanaged.passRetained(Prepared(job)).toOpaque()
     }
 
-    /// In the forked child.
     private static let runJob: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32 = {
         prepared, _ in
         guard let prepared else { return 2 }
         return Unmanaged<Prepared>.fromOpaque(prepared).takeUnretainedValue().job.run()
     }
 
-    /// In the parent, once the child is forked (or could not be).
     private static let discardJob: @convention(c) (UnsafeMutableRawPointer?) -> Void = { prepared in
         guard let prepared else { return }
         Unmanaged<Prepared>.fromOpaque(prepared).release()
+    }
+
+    /// In a spare waiting for its job: the last job decoded and dropped, quietly (it may have been malformed), so
+    /// the decode's first-time page faults in this copy of the memory are behind it when its own job comes.
+    private static let warmDecoder: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = {
+        text, _ in
+        guard let text else { return }
+        _ = try? WorkerJob.decode(json: Data(bytes: text, count: strlen(text)))
     }
 
     private static func decode(_ json: UnsafeRawBufferPointer, policies: [String: Policy], warmUp: Bool) -> WorkerJob? {

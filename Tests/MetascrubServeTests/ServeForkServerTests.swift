@@ -6,8 +6,8 @@ import XCTest
 import Glibc
 #endif
 
-/// The fork server (issue 33 item 6): workers are forked from it, one fresh child per file, and the server falls
-/// back to exec'ing workers when it is gone or switched off.
+/// The fork server (issue 33 item 6): workers are forked from it, one fresh child per file (forked ahead, as the
+/// spare), and the server falls back to exec'ing workers when it is gone or switched off.
 final class ServeForkServerTests: ServeTestCase {
     private func cleanOnce(_ server: ServeProcess) -> CurlResult {
         Curl.post(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"), scratch: scratch)
@@ -21,12 +21,19 @@ final class ServeForkServerTests: ServeTestCase {
             let pending = Curl.start(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
                                      scratch: scratch)
             let worker = try XCTUnwrap(server.waitForWorker(), "no worker started")
-            XCTAssertEqual(ServeProcess.children(of: forkServer), [worker], "the worker is not the fork server's child")
+            // The last file's child may still be tearing down after its word; this one stalls for 300 ms.
+            for _ in 0..<20 where ServeProcess.workers(of: forkServer) != [worker] { usleep(10_000) }
+            XCTAssertEqual(ServeProcess.workers(of: forkServer), [worker], "the worker is not the fork server's child")
             seen.insert(worker)
             XCTAssertEqual(pending.finish().status, 200)
         }
         XCTAssertEqual(seen.count, 3, "a worker served more than one file")
-        XCTAssertEqual(ServeProcess.children(of: forkServer), [], "a child outlived its file")
+        for _ in 0..<100 where ServeProcess.workers(of: forkServer) != [] { usleep(10_000) }
+        XCTAssertEqual(ServeProcess.workers(of: forkServer), [], "a child outlived its file")
+        // The next file's child is already forked, waiting; it has had no file yet.
+        let spare = ServeProcess.spares(of: forkServer)
+        XCTAssertEqual(spare.count, 1, "no spare waits for the next file")
+        XCTAssertTrue(seen.isDisjoint(with: spare), "a child that had a file is waiting for another")
         XCTAssertEqual(server.spoolJobs, [])
     }
 

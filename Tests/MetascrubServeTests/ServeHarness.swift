@@ -79,8 +79,18 @@ final class ServeProcess {
     var workerPIDs: [pid_t] {
         let forkServer = forkServerPID
         return Self.children(of: process.processIdentifier).flatMap { pid in
-            forkServer == pid ? Self.children(of: pid) : [pid]
+            forkServer == pid ? Self.workers(of: pid) : [pid]
         }
+    }
+
+    /// A fork server's children that have a file: not its spare, which waits for the next job.
+    static func workers(of forkServer: pid_t) -> [pid_t] { children(of: forkServer).filter { !isSpare($0) } }
+
+    /// A fork server's spare: forked ahead, named apart until its job comes.
+    static func spares(of forkServer: pid_t) -> [pid_t] { children(of: forkServer).filter(isSpare) }
+
+    private static func isSpare(_ pid: pid_t) -> Bool {
+        (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "metascrub-spare\n"
     }
 
     /// The server's `metascrub worker --fork-server`, if it started one.

@@ -76,21 +76,23 @@ int metascrub_sandbox_enter_network_namespace(void);
 /// fork server calls it before its first fork, so its children only load it. 0 or a negative errno.
 int metascrub_seccomp_compile(void);
 
-/// Runs one fork server job in a forked child (the job line's text after its id): returns the exit status.
-/// A job in three steps: `prepare` in the parent before the fork (NULL: refused with EINVAL, nothing forked), `run`
-/// in the child on what `prepare` returned, `discard` in the parent once the child is forked. What the warm parent
-/// does once costs no child its page faults.
+/// A fork server job's steps, all in the child: `warm` decodes a job's text and drops it (a spare does it with the
+/// last job while it waits), `prepare` decodes its own (NULL: refused with EINVAL), `run` runs it and returns the
+/// exit status, `discard` drops what `prepare` returned.
 struct metascrub_zygote_steps {
     void *(*prepare)(const char *job, void *context);
     int (*run)(void *prepared, void *context);
     void (*discard)(void *prepared);
+    void (*warm)(const char *job, void *context);
     void *context;
 };
 
-/// The fork server: reads `job ID TEXT` and `kill ID` lines from `in`; per job forks a child that closes every
-/// descriptor but 0-2 (0 and 1 on /dev/null), dies with the parent, and runs the job; writes `ended ID EXITED CODE`
-/// (EXITED 1: CODE is the exit status, 0: the signal) or `failed ID ERRNO` to `out`. Single-threaded: call it
-/// from a process that started no threads. Returns 0 once `in` is closed and every child has ended.
+/// The fork server: reads `job ID TEXT` and `kill ID` lines from `in`. It keeps one spare child forked ahead, which
+/// dies with the parent, keeps no descriptor but 0-3 (0 its job pipe, then /dev/null; 1 /dev/null; 3 its done
+/// pipe) and waits for its job; a job goes to the spare and the next spare is forked while it runs. Writes `ended
+/// ID EXITED CODE` (EXITED 1: CODE is the exit status, from the child's word or its exit; 0: the signal) or `failed
+/// ID ERRNO` to `out`. Single-threaded: call it from a process that started no threads. Returns 0 once `in` is
+/// closed and every child has ended.
 int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps *steps);
 
 /// metascrub_spawn with `in` and `out` as the child's standard input and output (the fork server's pipes).
