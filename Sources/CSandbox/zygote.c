@@ -63,14 +63,11 @@ static void become_child(int job, int done) {
     signal(SIGPIPE, SIG_DFL);
 }
 
-/// The spare's life: while it waits, it warms the decoder on the last job's text (its first decode would otherwise
-/// fault in its copy of the parent's memory after the job came); then it reads its own job to the end of the pipe,
-/// runs it, and says how it ended on the done pipe before the exit's teardown, which the server need not wait for.
-/// Never returns.
-static void run_child(const char *warm_text, const struct metascrub_zygote_steps *steps) {
+/// The spare's life: it reads its job to the end of the pipe, runs it, and says how it ended on the done pipe before
+/// the exit's teardown, which the server need not wait for. Never returns.
+static void run_child(const struct metascrub_zygote_runner *runner) {
     // Named apart while it waits, so that ps (and the tests) tell the spare from a child with a file.
     prctl(PR_SET_NAME, "metascrub-spare", 0, 0, 0);
-    if (warm_text != NULL && steps->warm != NULL) steps->warm(warm_text, steps->context);
     char *text = malloc(ZYGOTE_LINE);
     size_t filled = 0;
     ssize_t n = 0;
@@ -82,21 +79,15 @@ static void run_child(const char *warm_text, const struct metascrub_zygote_steps
     text[filled] = '\0';
     prctl(PR_SET_NAME, "metascrub", 0, 0, 0);
     dup2(1, 0);
-    void *prepared = steps->prepare(text, steps->context);
+    int status = runner->run(text, runner->context);
     free(text);
-    unsigned char word = ZYGOTE_MALFORMED;
-    if (prepared == NULL) {
-        write_all(3, (const char *)&word, 1);
-        _exit(2);
-    }
-    int status = steps->run(prepared, steps->context);
-    word = (unsigned char)(status & 0x7f);
+    unsigned char word = status < 0 ? ZYGOTE_MALFORMED : (unsigned char)(status & 0x7f);
     write_all(3, (const char *)&word, 1);
-    _exit(status);
+    _exit(status < 0 ? 2 : status);
 }
 
 /// Forks the spare into a free slot: 0, or an errno.
-static int fork_spare(struct zygote_child *slots, const char *warm_text, const struct metascrub_zygote_steps *steps) {
+static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_runner *runner) {
     int slot = -1;
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
     if (slot < 0) return EAGAIN;
@@ -113,7 +104,7 @@ static int fork_spare(struct zygote_child *slots, const char *warm_text, const s
     pid_t pid = fork();
     if (pid == 0) {
         become_child(job[0], done[1]);
-        run_child(warm_text, steps);
+        run_child(runner);
     }
     int error = errno;
     close(job[0]);
@@ -145,10 +136,10 @@ static struct zygote_child *spare_of(struct zygote_child *slots) {
 
 /// Hands the job to the spare (forking one first when there is none), so a request does not wait for a fork.
 /// 1, or 0 when this process is no longer fit to fork and should stop taking jobs.
-static int start_job(struct zygote_child *slots, int out, long long id, const char *job, const char *warm_text,
-                     const struct metascrub_zygote_steps *steps) {
+static int start_job(struct zygote_child *slots, int out, long long id, const char *job,
+                     const struct metascrub_zygote_runner *runner) {
     char line[96];
-    int error = spare_of(slots) == NULL ? fork_spare(slots, warm_text, steps) : 0;
+    int error = spare_of(slots) == NULL ? fork_spare(slots, runner) : 0;
     struct zygote_child *child = spare_of(slots);
     if (child != NULL) {
         child->id = id;
@@ -214,11 +205,10 @@ static void watch(struct zygote_watch *w, int fd, int slot) {
     w->slot[w->count++] = slot;
 }
 
-int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps *steps) {
+int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner *runner) {
     static struct zygote_child slots[ZYGOTE_SLOTS];
     static char buffer[ZYGOTE_LINE];
     static struct zygote_watch w;
-    static char *warm_text;
     for (int i = 0; i < ZYGOTE_SLOTS; i++) slots[i] = no_child;
     signal(SIGPIPE, SIG_IGN);
     // What the warm-up freed goes back to the system: every fork copies the page tables of what stays mapped.
@@ -229,7 +219,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps 
     // The server uses the fork server only once it said so, and execs workers until then.
     if (reply(out, "ready\n") != 0) return errno;
     // The first spare; each job handed over forks the next one while it runs.
-    fork_spare(slots, NULL, steps);
+    fork_spare(slots, runner);
     for (;;) {
         w.count = 0;
         if (open_input) watch(&w, in, -1);
@@ -274,9 +264,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps 
             int used = 0;
             if (sscanf(start, "job %lld %n", &id, &used) == 1 && used > 0) {
                 // Unfit to fork: once the running children end this process exits, and the server execs workers.
-                if (!start_job(slots, out, id, start + used, warm_text, steps)) open_input = 0;
-                free(warm_text);
-                warm_text = strdup(start + used);
+                if (!start_job(slots, out, id, start + used, runner)) open_input = 0;
                 handed = 1;
             } else if (sscanf(start, "kill %lld", &id) == 1) {
                 kill_job(slots, id);
@@ -288,7 +276,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps 
         // A line longer than the buffer is not one the server sends: drop it rather than stall.
         if (filled == sizeof buffer - 1) filled = 0;
         // The next spare, forked while the job just handed over runs.
-        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, warm_text, steps);
+        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, runner);
     }
 }
 

@@ -42,46 +42,19 @@ enum ForkServer {
         // Compiled here once; a child that cannot load it refuses its job (seccomp is not optional for a worker).
         _ = metascrub_seccomp_compile()
         let warm = Unmanaged.passRetained(Warm(policies: policies))
-        var steps = metascrub_zygote_steps(prepare: prepareJob, run: runJob, discard: discardJob, warm: warmDecoder,
-                                           context: warm.toOpaque())
-        let status = metascrub_zygote_serve(0, 1, &steps)
+        var runner = metascrub_zygote_runner(run: runJob, context: warm.toOpaque())
+        let status = metascrub_zygote_serve(0, 1, &runner)
         warm.release()
         if status != 0 { throw ExitCode(3) }
     }
 
-    /// A decoded job, from `prepare` to `run` in the child.
-    private final class Prepared {
-        let job: WorkerJob
-        init(_ job: WorkerJob) { self.job = job }
-    }
-
-    /// In the child: the job is a `WorkerJob` as JSON, from the server.
-    private static let prepareJob: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?)
-        -> UnsafeMutableRawPointer? = { text, context in
-        guard let text, let context else { return nil }
+    /// In the child: the job is a `WorkerJob` as JSON, from the server; -1 when it is not one.
+    private static let runJob: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Int32 = {
+        text, context in
+        guard let text, let context else { return -1 }
         let warm = Unmanaged<Warm>.fromOpaque(context).takeUnretainedValue()
         let json = UnsafeRawBufferPointer(start: text, count: strlen(text))
-        guard let job = decode(json, policies: warm.policies, warmUp: false) else { return nil }
-        return Unmanaged.passRetained(Prepared(job)).toOpaque()
-    }
-
-    private static let runJob: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32 = {
-        prepared, _ in
-        guard let prepared else { return 2 }
-        return Unmanaged<Prepared>.fromOpaque(prepared).takeUnretainedValue().job.run()
-    }
-
-    private static let discardJob: @convention(c) (UnsafeMutableRawPointer?) -> Void = { prepared in
-        guard let prepared else { return }
-        Unmanaged<Prepared>.fromOpaque(prepared).release()
-    }
-
-    /// In a spare waiting for its job: the last job decoded and dropped, quietly (it may have been malformed), so
-    /// the decode's first-time page faults in this copy of the memory are behind it when its own job comes.
-    private static let warmDecoder: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = {
-        text, _ in
-        guard let text else { return }
-        _ = try? WorkerJob.decode(json: Data(bytes: text, count: strlen(text)))
+        return decode(json, policies: warm.policies, warmUp: false)?.run() ?? -1
     }
 
     private static func decode(_ json: UnsafeRawBufferPointer, policies: [String: Policy], warmUp: Bool) -> WorkerJob? {

@@ -37,6 +37,24 @@ final class ServeForkServerTests: ServeTestCase {
         XCTAssertEqual(server.spoolJobs, [])
     }
 
+    /// The spare is forked ahead of its file: one that dies before it gets a file (killed, out of memory) costs no
+    /// request; the next file gets a child forked for it, and a new spare follows.
+    func testADeadSpareCostsNoRequest() throws {
+        let server = try start()
+        XCTAssertEqual(cleanOnce(server).status, 200)
+        let forkServer = try XCTUnwrap(server.forkServerPID, "no fork server started")
+        let spare = try XCTUnwrap(ServeProcess.spares(of: forkServer).first, "no spare waits for the next file")
+        XCTAssertEqual(kill(spare, SIGKILL), 0)
+        for _ in 0..<200 where ServeProcess.children(of: forkServer).contains(spare) { usleep(10_000) }
+        XCTAssertFalse(ServeProcess.children(of: forkServer).contains(spare), "the killed spare was not reaped")
+        let result = cleanOnce(server)
+        XCTAssertEqual(result.status, 200, result.bodyText + server.serverLog)
+        XCTAssertEqual(result.headers["metascrub-status"], "cleaned")
+        XCTAssertEqual(server.forkServerPID, forkServer, "the fork server did not survive its spare")
+        for _ in 0..<200 where ServeProcess.spares(of: forkServer).isEmpty { usleep(10_000) }
+        XCTAssertEqual(ServeProcess.spares(of: forkServer).count, 1, "no new spare after the file")
+    }
+
     func testServerExecsWorkersOnceTheForkServerIsGone() throws {
         let server = try start()
         XCTAssertEqual(cleanOnce(server).status, 200)

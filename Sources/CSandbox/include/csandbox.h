@@ -76,14 +76,10 @@ int metascrub_sandbox_enter_network_namespace(void);
 /// fork server calls it before its first fork, so its children only load it. 0 or a negative errno.
 int metascrub_seccomp_compile(void);
 
-/// A fork server job's steps, all in the child: `warm` decodes a job's text and drops it (a spare does it with the
-/// last job while it waits), `prepare` decodes its own (NULL: refused with EINVAL), `run` runs it and returns the
-/// exit status, `discard` drops what `prepare` returned.
-struct metascrub_zygote_steps {
-    void *(*prepare)(const char *job, void *context);
-    int (*run)(void *prepared, void *context);
-    void (*discard)(void *prepared);
-    void (*warm)(const char *job, void *context);
+/// What a fork server's child does with its job's text: runs it and returns the exit status, or -1 when the text
+/// is not a job (the server is told EINVAL).
+struct metascrub_zygote_runner {
+    int (*run)(const char *job, void *context);
     void *context;
 };
 
@@ -93,7 +89,7 @@ struct metascrub_zygote_steps {
 /// ID EXITED CODE` (EXITED 1: CODE is the exit status, from the child's word or its exit; 0: the signal) or `failed
 /// ID ERRNO` to `out`. Single-threaded: call it from a process that started no threads. Returns 0 once `in` is
 /// closed and every child has ended.
-int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_steps *steps);
+int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner *runner);
 
 /// metascrub_spawn with `in` and `out` as the child's standard input and output (the fork server's pipes).
 int metascrub_spawn_piped(const char *path, char *const argv[], int in, int out, pid_t *pid);
