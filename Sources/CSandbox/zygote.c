@@ -63,11 +63,14 @@ static void become_child(int job, int done) {
     signal(SIGPIPE, SIG_DFL);
 }
 
-/// The spare's life: it reads its job to the end of the pipe, runs it, and says how it ended on the done pipe before
-/// the exit's teardown, which the server need not wait for. Never returns.
-static void run_child(const struct metascrub_zygote_runner *runner) {
+/// The spare's life: while it waits, it decodes the last job's text (its first decode would otherwise take its page
+/// faults in this copy of the parent's memory after its own job came); then it reads its job to the end of the
+/// pipe, runs it, and says how it ended on the done pipe before the exit's teardown, which the server need not wait
+/// for. Never returns.
+static void run_child(const char *last_job, const struct metascrub_zygote_runner *runner) {
     // Named apart while it waits, so that ps (and the tests) tell the spare from a child with a file.
     prctl(PR_SET_NAME, "metascrub-spare", 0, 0, 0);
+    if (last_job != NULL && runner->warm != NULL) runner->warm(last_job, runner->context);
     char *text = malloc(ZYGOTE_LINE);
     size_t filled = 0;
     ssize_t n = 0;
@@ -87,7 +90,8 @@ static void run_child(const struct metascrub_zygote_runner *runner) {
 }
 
 /// Forks the spare into a free slot: 0, or an errno.
-static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_runner *runner) {
+static int fork_spare(struct zygote_child *slots, const char *last_job,
+                      const struct metascrub_zygote_runner *runner) {
     int slot = -1;
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
     if (slot < 0) return EAGAIN;
@@ -104,7 +108,7 @@ static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_
     pid_t pid = fork();
     if (pid == 0) {
         become_child(job[0], done[1]);
-        run_child(runner);
+        run_child(last_job, runner);
     }
     int error = errno;
     close(job[0]);
@@ -136,10 +140,10 @@ static struct zygote_child *spare_of(struct zygote_child *slots) {
 
 /// Hands the job to the spare (forking one first when there is none), so a request does not wait for a fork.
 /// 1, or 0 when this process is no longer fit to fork and should stop taking jobs.
-static int start_job(struct zygote_child *slots, int out, long long id, const char *job,
+static int start_job(struct zygote_child *slots, int out, long long id, const char *job, const char *last_job,
                      const struct metascrub_zygote_runner *runner) {
     char line[96];
-    int error = spare_of(slots) == NULL ? fork_spare(slots, runner) : 0;
+    int error = spare_of(slots) == NULL ? fork_spare(slots, last_job, runner) : 0;
     struct zygote_child *child = spare_of(slots);
     if (child != NULL) {
         child->id = id;
@@ -209,6 +213,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
     static struct zygote_child slots[ZYGOTE_SLOTS];
     static char buffer[ZYGOTE_LINE];
     static struct zygote_watch w;
+    static char *last_job;
     for (int i = 0; i < ZYGOTE_SLOTS; i++) slots[i] = no_child;
     signal(SIGPIPE, SIG_IGN);
     // What the warm-up freed goes back to the system: every fork copies the page tables of what stays mapped.
@@ -219,7 +224,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
     // The server uses the fork server only once it said so, and execs workers until then.
     if (reply(out, "ready\n") != 0) return errno;
     // The first spare; each job handed over forks the next one while it runs.
-    fork_spare(slots, runner);
+    fork_spare(slots, NULL, runner);
     for (;;) {
         w.count = 0;
         if (open_input) watch(&w, in, -1);
@@ -264,7 +269,9 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
             int used = 0;
             if (sscanf(start, "job %lld %n", &id, &used) == 1 && used > 0) {
                 // Unfit to fork: once the running children end this process exits, and the server execs workers.
-                if (!start_job(slots, out, id, start + used, runner)) open_input = 0;
+                if (!start_job(slots, out, id, start + used, last_job, runner)) open_input = 0;
+                free(last_job);
+                last_job = strdup(start + used);
                 handed = 1;
             } else if (sscanf(start, "kill %lld", &id) == 1) {
                 kill_job(slots, id);
@@ -276,7 +283,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
         // A line longer than the buffer is not one the server sends: drop it rather than stall.
         if (filled == sizeof buffer - 1) filled = 0;
         // The next spare, forked while the job just handed over runs.
-        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, runner);
+        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, last_job, runner);
     }
 }
 

@@ -42,7 +42,7 @@ enum ForkServer {
         // Compiled here once; a child that cannot load it refuses its job (seccomp is not optional for a worker).
         _ = metascrub_seccomp_compile()
         let warm = Unmanaged.passRetained(Warm(policies: policies))
-        var runner = metascrub_zygote_runner(run: runJob, context: warm.toOpaque())
+        var runner = metascrub_zygote_runner(run: runJob, warm: warmDecoder, context: warm.toOpaque())
         let status = metascrub_zygote_serve(0, 1, &runner)
         warm.release()
         if status != 0 { throw ExitCode(3) }
@@ -55,6 +55,14 @@ enum ForkServer {
         let warm = Unmanaged<Warm>.fromOpaque(context).takeUnretainedValue()
         let json = UnsafeRawBufferPointer(start: text, count: strlen(text))
         return decode(json, policies: warm.policies, warmUp: false)?.run() ?? -1
+    }
+
+    /// In a spare waiting for its job: an earlier job decoded and dropped, quietly (it may have been malformed), so
+    /// that the decode's first page faults in this copy of the memory are behind it when its own job comes.
+    private static let warmDecoder: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = {
+        text, _ in
+        guard let text else { return }
+        _ = try? WorkerJob.decode(json: Data(bytes: text, count: strlen(text)))
     }
 
     private static func decode(_ json: UnsafeRawBufferPointer, policies: [String: Policy], warmUp: Bool) -> WorkerJob? {

@@ -76,10 +76,12 @@ int metascrub_sandbox_enter_network_namespace(void);
 /// fork server calls it before its first fork, so its children only load it. 0 or a negative errno.
 int metascrub_seccomp_compile(void);
 
-/// What a fork server's child does with its job's text: runs it and returns the exit status, or -1 when the text
-/// is not a job (the server is told EINVAL).
+/// What a fork server's child does with its job's text: `run` runs it and returns the exit status, or -1 when the
+/// text is not a job (the server is told EINVAL); `warm` (in the spare, while it waits) decodes an earlier job's
+/// text and drops it, quietly.
 struct metascrub_zygote_runner {
     int (*run)(const char *job, void *context);
+    void (*warm)(const char *job, void *context);
     void *context;
 };
 
