@@ -99,6 +99,9 @@ static int fork_spare(struct zygote_child *slots, const char *last_job,
     if (metascrub_threads_of_self() != 1) return EDEADLK;
     int job[2], done[2];
     if (pipe2(job, O_CLOEXEC) != 0) return errno;
+    // The fork server never blocks on a child: a job line fits an empty pipe (64 KiB), and one that does not is
+    // refused rather than waited on.
+    fcntl(job[1], F_SETFL, O_NONBLOCK);
     if (pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0) {
         int error = errno;
         close(job[0]);
