@@ -32,6 +32,12 @@ struct zygote_child { long long id; pid_t pid; int pidfd; int job; int done; int
 
 static const struct zygote_child no_child = { 0, 0, -1, -1, -1, 0 };
 
+/// The server's lines as the fork server reads them, and how much of it was ever written: a child is forked from
+/// this memory, and wipes its copy first, since other requests' jobs (their folders, the sizes their limits were
+/// set from) are no business of its upload's worker.
+static char request_lines[ZYGOTE_LINE];
+static size_t request_lines_used;
+
 static int write_all(int fd, const char *text, size_t left) {
     while (left > 0) {
         ssize_t n = write(fd, text, left);
@@ -63,14 +69,15 @@ static void become_child(int job, int done) {
     signal(SIGPIPE, SIG_DFL);
 }
 
-/// The spare's life: while it waits, it decodes the last job's text (its first decode would otherwise take its page
-/// faults in this copy of the parent's memory after its own job came); then it reads its job to the end of the
-/// pipe, runs it, and says how it ended on the done pipe before the exit's teardown, which the server need not wait
-/// for. Never returns.
-static void run_child(const char *last_job, const struct metascrub_zygote_runner *runner) {
+/// The spare's life: while it waits, it decodes a job of the fork server's making (its first decode would otherwise
+/// take its page faults in this copy of the parent's memory after its own job came; an earlier request's job would
+/// tell it about another upload); then it reads its job to the end of the pipe, runs it, and says how it ended on
+/// the done pipe before the exit's teardown, which the server need not wait for. Never returns.
+static void run_child(const struct metascrub_zygote_runner *runner) {
     // Named apart while it waits, so that ps (and the tests) tell the spare from a child with a file.
     prctl(PR_SET_NAME, "metascrub-spare", 0, 0, 0);
-    if (last_job != NULL && runner->warm != NULL) runner->warm(last_job, runner->context);
+    memset(request_lines, 0, request_lines_used);
+    if (runner->warm != NULL) runner->warm(runner->context);
     char *text = malloc(ZYGOTE_LINE);
     size_t filled = 0;
     ssize_t n = 0;
@@ -90,8 +97,7 @@ static void run_child(const char *last_job, const struct metascrub_zygote_runner
 }
 
 /// Forks the spare into a free slot: 0, or an errno.
-static int fork_spare(struct zygote_child *slots, const char *last_job,
-                      const struct metascrub_zygote_runner *runner) {
+static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_runner *runner) {
     int slot = -1;
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
     if (slot < 0) return EAGAIN;
@@ -111,7 +117,7 @@ static int fork_spare(struct zygote_child *slots, const char *last_job,
     pid_t pid = fork();
     if (pid == 0) {
         become_child(job[0], done[1]);
-        run_child(last_job, runner);
+        run_child(runner);
     }
     int error = errno;
     close(job[0]);
@@ -143,10 +149,10 @@ static struct zygote_child *spare_of(struct zygote_child *slots) {
 
 /// Hands the job to the spare (forking one first when there is none), so a request does not wait for a fork.
 /// 1, or 0 when this process is no longer fit to fork and should stop taking jobs.
-static int start_job(struct zygote_child *slots, int out, long long id, const char *job, const char *last_job,
+static int start_job(struct zygote_child *slots, int out, long long id, const char *job,
                      const struct metascrub_zygote_runner *runner) {
     char line[96];
-    int error = spare_of(slots) == NULL ? fork_spare(slots, last_job, runner) : 0;
+    int error = spare_of(slots) == NULL ? fork_spare(slots, runner) : 0;
     struct zygote_child *child = spare_of(slots);
     if (child != NULL) {
         child->id = id;
@@ -214,9 +220,8 @@ static void watch(struct zygote_watch *w, int fd, int slot) {
 
 int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner *runner) {
     static struct zygote_child slots[ZYGOTE_SLOTS];
-    static char buffer[ZYGOTE_LINE];
+    char *buffer = request_lines;
     static struct zygote_watch w;
-    static char *last_job;
     for (int i = 0; i < ZYGOTE_SLOTS; i++) slots[i] = no_child;
     signal(SIGPIPE, SIG_IGN);
     // What the warm-up freed goes back to the system: every fork copies the page tables of what stays mapped.
@@ -227,7 +232,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
     // The server uses the fork server only once it said so, and execs workers until then.
     if (reply(out, "ready\n") != 0) return errno;
     // The first spare; each job handed over forks the next one while it runs.
-    fork_spare(slots, NULL, runner);
+    fork_spare(slots, runner);
     for (;;) {
         w.count = 0;
         if (open_input) watch(&w, in, -1);
@@ -254,7 +259,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
             }
         }
         if (!open_input || !w.fds[0].revents) continue;
-        ssize_t n = read(in, buffer + filled, sizeof buffer - 1 - filled);
+        ssize_t n = read(in, buffer + filled, ZYGOTE_LINE - 1 - filled);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             // The server is gone: nobody will read what its children write.
@@ -264,6 +269,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
         }
         filled += (size_t)n;
         buffer[filled] = '\0';
+        if (filled + 1 > request_lines_used) request_lines_used = filled + 1;
         char *start = buffer, *newline;
         int handed = 0;
         while ((newline = strchr(start, '\n')) != NULL) {
@@ -272,9 +278,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
             int used = 0;
             if (sscanf(start, "job %lld %n", &id, &used) == 1 && used > 0) {
                 // Unfit to fork: once the running children end this process exits, and the server execs workers.
-                if (!start_job(slots, out, id, start + used, last_job, runner)) open_input = 0;
-                free(last_job);
-                last_job = strdup(start + used);
+                if (!start_job(slots, out, id, start + used, runner)) open_input = 0;
                 handed = 1;
             } else if (sscanf(start, "kill %lld", &id) == 1) {
                 kill_job(slots, id);
@@ -284,9 +288,9 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
         filled = (size_t)(buffer + filled - start);
         memmove(buffer, start, filled);
         // A line longer than the buffer is not one the server sends: drop it rather than stall.
-        if (filled == sizeof buffer - 1) filled = 0;
+        if (filled == ZYGOTE_LINE - 1) filled = 0;
         // The next spare, forked while the job just handed over runs.
-        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, last_job, runner);
+        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, runner);
     }
 }
 

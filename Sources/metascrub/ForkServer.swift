@@ -15,7 +15,16 @@ enum ForkServer {
     /// What every child inherits from the parent's warm-up.
     final class Warm {
         let policies: [String: Policy]
-        init(policies: [String: Policy]) { self.policies = policies }
+        /// A job as the server sends one (a clean with limits, in a folder that does not exist), for spares to decode.
+        let sampleJob: Data
+        init(policies: [String: Policy]) {
+            self.policies = policies
+            let folder = "/nonexistent/job"
+            let job = WorkerJob(mode: .clean, input: folder + "/input", output: folder + "/output", report: nil,
+                                summary: folder + "/summary.json", policy: "strict", digests: false,
+                                limits: .forFile(ofSize: 1 << 20, cpuSeconds: 120))
+            sampleJob = (try? JSONEncoder().encode(job)) ?? Data()
+        }
     }
 
     static func serve(warmUpIn folder: String) throws(ExitCode) {
@@ -57,12 +66,11 @@ enum ForkServer {
         return decode(json, policies: warm.policies, warmUp: false)?.run() ?? -1
     }
 
-    /// In a spare waiting for its job: an earlier job decoded and dropped, quietly (it may have been malformed), so
-    /// that the decode's first page faults in this copy of the memory are behind it when its own job comes.
-    private static let warmDecoder: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = {
-        text, _ in
-        guard let text else { return }
-        _ = try? WorkerJob.decode(json: Data(bytes: text, count: strlen(text)))
+    /// In a spare waiting for its job: a job shaped like the server's decoded and dropped, so that the decode's first
+    /// page faults in this copy of the memory are behind it when its own job comes.
+    private static let warmDecoder: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+        guard let context else { return }
+        _ = try? WorkerJob.decode(json: Unmanaged<Warm>.fromOpaque(context).takeUnretainedValue().sampleJob)
     }
 
     private static func decode(_ json: UnsafeRawBufferPointer, policies: [String: Policy], warmUp: Bool) -> WorkerJob? {

@@ -68,9 +68,13 @@ final class ServeSandboxTests: ServeTestCase {
         chown(planted + "/input", owner, owner)
         chmod(planted, 0o700)
 
-        let result = Curl.post(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
-                               extra: ["-H", "Authorization: Bearer attack-test-token-0123456789"], scratch: scratch)
-        XCTAssertEqual(result.status, 200, result.bodyText + server.serverLog)
+        // Two files: the second one's worker is forked after the fork server read the first one's job.
+        for _ in 0..<2 {
+            let result = Curl.post(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
+                                   extra: ["-H", "Authorization: Bearer attack-test-token-0123456789"],
+                                   scratch: scratch)
+            XCTAssertEqual(result.status, 200, result.bodyText + server.serverLog)
+        }
         XCTAssertTrue(server.process.isRunning, "the worker killed the server")
         let lines = server.serverLog.split(separator: "\n").filter { $0.hasPrefix("metascrub-attack ") }
         XCTAssertTrue(lines.contains("metascrub-attack done"), "the attack did not run: \(server.serverLog)")
@@ -98,6 +102,9 @@ final class ServeSandboxTests: ServeTestCase {
         XCTAssertTrue(identity.hasSuffix("capeff=000000000 capprm=000000000"), String(identity))
         // Emptied once in the fork server when it runs as root; a non-root server has no CAP_SETPCAP to empty it.
         if user == nil { XCTAssertTrue(identity.contains(" capbnd=0 "), String(identity)) }
+        // Nothing of another request's job (its folder, the size its limits were set from) in a worker's memory.
+        let memory = lines.filter { $0.hasPrefix("metascrub-attack other-jobs-in-memory ") }
+        XCTAssertEqual(memory, Array(repeating: "metascrub-attack other-jobs-in-memory 0", count: 2))
         XCTAssertEqual(FileManager.default.contents(atPath: planted + "/input"), Data("another client's upload".utf8))
         XCTAssertFalse(FileManager.default.fileExists(atPath: escape))
         XCTAssertFalse(FileManager.default.fileExists(atPath: server.spool + "/" + root + "/escape"))

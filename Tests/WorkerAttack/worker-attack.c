@@ -10,8 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <link.h>
+#include <malloc.h>
 #include <linux/capability.h>
 #include <linux/io_uring.h>
+#include <ctype.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <signal.h>
@@ -69,6 +72,41 @@ static void report(const char *name, long rc, int error) {
 #define TRY(name, call) do { errno = 0; long rc_ = (long)(call); report(name, rc_, errno); } while (0)
 
 static int open_for(const char *path, int flags) { return open(path, flags | O_CLOEXEC, 0600); }
+
+/// Another request's job folder (`/job-` and six letters or digits, as mkdtemp makes them) in [start, start+size).
+static int other_jobs_in(const char *start, size_t size) {
+    const char *own = strstr(job_folder, "/job-");
+    int found = 0;
+    for (const char *p = memmem(start, size, "/job-", 5); p != NULL && p + 11 <= start + size;
+         p = memmem(p + 1, (size_t)(start + size - p - 1), "/job-", 5)) {
+        int name = 1;
+        for (int i = 5; i < 11; i++) name = name && isalnum((unsigned char)p[i]);
+        if (name && !(own != NULL && strncmp(p, own, 11) == 0)) found++;
+    }
+    return found;
+}
+
+static int scan_program(struct dl_phdr_info *info, size_t size, void *found) {
+    (void)size;
+    // The first object is the program itself: its data and bss, where the fork server read the server's lines.
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_W)) continue;
+        *(int *)found += other_jobs_in((const char *)(info->dlpi_addr + segment->p_vaddr), segment->p_memsz);
+    }
+    return 1;
+}
+
+/// What a worker forked from the fork server inherited of other requests: their jobs' folders, in the program's
+/// data or the heap.
+static int other_jobs_in_memory(void) {
+    int found = 0;
+    dl_iterate_phdr(scan_program, &found);
+    char *top = sbrk(0);
+    struct mallinfo2 heap = mallinfo2();
+    found += other_jobs_in(top - heap.arena, heap.arena);
+    return found;
+}
 
 static void attack(void) {
     pid_t server = server_pid;
@@ -152,6 +190,7 @@ static void attack(void) {
     }
     dprintf(2, "metascrub-attack identity uid=%d euid=%d capbnd=%d capeff=%x%08x capprm=%x%08x\n", getuid(),
             geteuid(), bounding, caps[1].effective, caps[0].effective, caps[1].permitted, caps[0].permitted);
+    dprintf(2, "metascrub-attack other-jobs-in-memory %d\n", other_jobs_in_memory());
     dprintf(2, "metascrub-attack done\n");
 }
 

@@ -77,11 +77,11 @@ int metascrub_sandbox_enter_network_namespace(void);
 int metascrub_seccomp_compile(void);
 
 /// What a fork server's child does with its job's text: `run` runs it and returns the exit status, or -1 when the
-/// text is not a job (the server is told EINVAL); `warm` (in the spare, while it waits) decodes an earlier job's
-/// text and drops it, quietly.
+/// text is not a job (the server is told EINVAL); `warm` (in the spare, while it waits; may be NULL) decodes a job
+/// of the fork server's own making, so that decoding its real one takes no first-time page faults.
 struct metascrub_zygote_runner {
     int (*run)(const char *job, void *context);
-    void (*warm)(const char *job, void *context);
+    void (*warm)(void *context);
     void *context;
 };
 
