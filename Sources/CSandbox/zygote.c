@@ -74,8 +74,6 @@ static void become_child(int job, int done) {
 /// tell it about another upload); then it reads its job to the end of the pipe, runs it, and says how it ended on
 /// the done pipe before the exit's teardown, which the server need not wait for. Never returns.
 static void run_child(const struct metascrub_zygote_runner *runner) {
-    // Named apart while it waits, so that ps (and the tests) tell the spare from a child with a file.
-    prctl(PR_SET_NAME, "metascrub-spare", 0, 0, 0);
     memset(request_lines, 0, request_lines_used);
     if (runner->warm != NULL) runner->warm(runner->context);
     char *text = malloc(ZYGOTE_LINE);
@@ -85,13 +83,20 @@ static void run_child(const struct metascrub_zygote_runner *runner) {
                                                         || (n < 0 && errno == EINTR))) {
         if (n > 0) filled += (size_t)n;
     }
-    if (text == NULL || n < 0 || filled == 0) _exit(3);
+    unsigned char word = ZYGOTE_MALFORMED;
+    if (text == NULL || n < 0) _exit(3);
+    if (filled == 0) {
+        // An empty job (or none: the pipe closed) is not one: said so, for a child that had an id.
+        write_all(3, (const char *)&word, 1);
+        _exit(2);
+    }
     text[filled] = '\0';
-    prctl(PR_SET_NAME, "metascrub", 0, 0, 0);
+    prctl(PR_SET_NAME, "metascrub", 0, 0, 0); // a child with a file now
     dup2(1, 0);
     int status = runner->run(text, runner->context);
     free(text);
-    unsigned char word = status < 0 ? ZYGOTE_MALFORMED : (unsigned char)(status & 0x7f);
+    // Statuses are small (0, 2, 3); one past the word's range is said as 127, which is no success either.
+    if (status >= 0) word = (unsigned char)(status > 127 ? 127 : status);
     write_all(3, (const char *)&word, 1);
     _exit(status < 0 ? 2 : status);
 }
@@ -107,19 +112,24 @@ static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_
     if (pipe2(job, O_CLOEXEC) != 0) return errno;
     // The fork server never blocks on a child: a job line fits an empty pipe (64 KiB), and one that does not is
     // refused rather than waited on.
-    fcntl(job[1], F_SETFL, O_NONBLOCK);
-    if (pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (fcntl(job[1], F_SETFL, O_NONBLOCK) != 0 || pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0) {
         int error = errno;
         close(job[0]);
         close(job[1]);
         return error;
     }
+    // Named apart from birth, so that ps (and the tests) never take the spare for a child with a file; the name goes
+    // back in the parent at once.
+    char name[16] = { 0 };
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    prctl(PR_SET_NAME, "metascrub-spare", 0, 0, 0);
     pid_t pid = fork();
     if (pid == 0) {
         become_child(job[0], done[1]);
         run_child(runner);
     }
     int error = errno;
+    prctl(PR_SET_NAME, name, 0, 0, 0);
     close(job[0]);
     close(done[1]);
     int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
@@ -142,9 +152,25 @@ static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_
     return 0;
 }
 
+/// The spare: forked, no job yet, and not seen to end (its done pipe still open: one that died is reaped later).
 static struct zygote_child *spare_of(struct zygote_child *slots) {
-    for (int i = 0; i < ZYGOTE_SLOTS; i++) if (slots[i].pid > 0 && slots[i].id == 0) return &slots[i];
+    for (int i = 0; i < ZYGOTE_SLOTS; i++) {
+        if (slots[i].pid > 0 && slots[i].job >= 0 && slots[i].done >= 0) return &slots[i];
+    }
     return NULL;
+}
+
+/// Writes the job down the spare's pipe: 0, or an errno (the spare is then killed and reaped without a word).
+static int hand_over(struct zygote_child *spare, long long id, const char *job) {
+    spare->id = id;
+    int error = write_all(spare->job, job, strlen(job)) == 0 ? 0 : errno;
+    close(spare->job);
+    spare->job = -1;
+    if (error != 0) {
+        syscall(SYS_pidfd_send_signal, spare->pidfd, SIGKILL, NULL, 0);
+        spare->answered = 1;
+    }
+    return error;
 }
 
 /// Hands the job to the spare (forking one first when there is none), so a request does not wait for a fork.
@@ -152,24 +178,21 @@ static struct zygote_child *spare_of(struct zygote_child *slots) {
 static int start_job(struct zygote_child *slots, int out, long long id, const char *job,
                      const struct metascrub_zygote_runner *runner) {
     char line[96];
-    int error = spare_of(slots) == NULL ? fork_spare(slots, runner) : 0;
-    struct zygote_child *child = spare_of(slots);
-    if (child != NULL) {
-        child->id = id;
-        error = write_all(child->job, job, strlen(job)) == 0 ? 0 : errno;
-        close(child->job);
-        child->job = -1;
-        if (error == 0) return 1;
-        syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
-        child->answered = 1;
-    }
+    // Ids start at 1: 0 would read as a spare's.
+    int error = id <= 0 ? EINVAL : spare_of(slots) == NULL ? fork_spare(slots, runner) : 0;
+    if (error == 0 && spare_of(slots) != NULL) error = hand_over(spare_of(slots), id, job);
+    // A spare that died just before its job (its end not yet seen): one more, forked for this job.
+    if (error == EPIPE && (error = fork_spare(slots, runner)) == 0) error = hand_over(spare_of(slots), id, job);
+    if (error == 0) return 1;
     snprintf(line, sizeof line, "failed %lld %d\n", id, error);
     reply(out, line);
     return error != EDEADLK;
 }
 
 /// The child's word, read as soon as it is written: the server streams the output while the child's exit tears
-/// down its memory. The child is killed on its word, so nothing it does after it counts.
+/// down its memory. The child is killed on its word (the signal lands a moment later): the server is told before
+/// the child is gone and does not rely on its being gone, since its files are complete when it says its word and
+/// what a compromised child could still do there it could as well have done before.
 static void child_said(struct zygote_child *child, int out) {
     unsigned char word[16];
     ssize_t n = read(child->done, word, sizeof word);
@@ -202,7 +225,9 @@ static void child_ended(struct zygote_child *child, int out) {
 static void kill_job(struct zygote_child *slots, long long id) {
     for (int i = 0; i < ZYGOTE_SLOTS; i++) {
         // Through the pidfd: the PID cannot have been reused while the child is unreaped, and it is reaped here only.
-        if (slots[i].pid > 0 && slots[i].id == id) syscall(SYS_pidfd_send_signal, slots[i].pidfd, SIGKILL, NULL, 0);
+        if (id > 0 && slots[i].pid > 0 && slots[i].id == id) {
+            syscall(SYS_pidfd_send_signal, slots[i].pidfd, SIGKILL, NULL, 0);
+        }
     }
 }
 

@@ -8,9 +8,10 @@ import MetascrubSandbox
 
 /// `metascrub worker --fork-server` (issue 33 item 6): started once by `metascrub serve`, it loads the binary and
 /// its libraries, parses the shipped policies and warms itself up on files of its own, then forks one child per
-/// file, ahead of it: a spare waits for the next job while the current one runs. The child runs the job an exec'd worker would get (as JSON rather than a command line) through the same
-/// `WorkerJob.run`, so it confines itself the same way before it opens the file; only the exec, the dynamic
-/// linking and the cold start are gone. The parent stays single-threaded and unconfined, and never opens an upload.
+/// file, ahead of it: a spare waits for the next job while the current one runs. The child runs the job an exec'd
+/// worker would get (as JSON rather than a command line) through the same `WorkerJob.run`, so it confines itself
+/// the same way before it opens the file; only the exec, the dynamic linking and the cold start are gone. The parent
+/// stays single-threaded and unconfined, and never opens an upload.
 enum ForkServer {
     /// What every child inherits from the parent's warm-up.
     final class Warm {
@@ -20,9 +21,11 @@ enum ForkServer {
         init(policies: [String: Policy]) {
             self.policies = policies
             let folder = "/nonexistent/job"
-            let job = WorkerJob(mode: .clean, input: folder + "/input", output: folder + "/output", report: nil,
-                                summary: folder + "/summary.json", policy: "strict", digests: false,
-                                limits: .forFile(ofSize: 1 << 20, cpuSeconds: 120))
+            var limits = SandboxLimits.forFile(ofSize: 1 << 20, cpuSeconds: 120)
+            limits.user = (65534, 65534)
+            let job = WorkerJob(mode: .clean, input: folder + "/input", output: folder + "/output",
+                                report: folder + "/report.json", summary: folder + "/summary.json", policy: "strict",
+                                digests: false, limits: limits)
             sampleJob = (try? JSONEncoder().encode(job)) ?? Data()
         }
     }

@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <link.h>
-#include <malloc.h>
+#include <sys/mman.h>
 #include <linux/capability.h>
 #include <linux/io_uring.h>
 #include <ctype.h>
@@ -73,39 +73,39 @@ static void report(const char *name, long rc, int error) {
 
 static int open_for(const char *path, int flags) { return open(path, flags | O_CLOEXEC, 0600); }
 
-/// Another request's job folder (`/job-` and six letters or digits, as mkdtemp makes them) in [start, start+size).
-static int other_jobs_in(const char *start, size_t size) {
+/// Job folders (`/job-` and six letters or digits, as mkdtemp makes them) in [start, start+size): this worker's own
+/// in `counts[0]`, another request's in `counts[1]`.
+static void count_jobs_in(const char *start, size_t size, int counts[2]) {
     const char *own = strstr(job_folder, "/job-");
-    int found = 0;
     for (const char *p = memmem(start, size, "/job-", 5); p != NULL && p + 11 <= start + size;
          p = memmem(p + 1, (size_t)(start + size - p - 1), "/job-", 5)) {
         int name = 1;
         for (int i = 5; i < 11; i++) name = name && isalnum((unsigned char)p[i]);
-        if (name && !(own != NULL && strncmp(p, own, 11) == 0)) found++;
+        if (name) counts[own != NULL && strncmp(p, own, 11) == 0 ? 0 : 1]++;
     }
-    return found;
 }
 
-static int scan_program(struct dl_phdr_info *info, size_t size, void *found) {
+static int scan_program(struct dl_phdr_info *info, size_t size, void *counts) {
     (void)size;
     // The first object is the program itself: its data and bss, where the fork server read the server's lines.
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
         if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_W)) continue;
-        *(int *)found += other_jobs_in((const char *)(info->dlpi_addr + segment->p_vaddr), segment->p_memsz);
+        count_jobs_in((const char *)(info->dlpi_addr + segment->p_vaddr), segment->p_memsz, counts);
     }
     return 1;
 }
 
-/// What a worker forked from the fork server inherited of other requests: their jobs' folders, in the program's
-/// data or the heap.
-static int other_jobs_in_memory(void) {
-    int found = 0;
-    dl_iterate_phdr(scan_program, &found);
-    char *top = sbrk(0);
-    struct mallinfo2 heap = mallinfo2();
-    found += other_jobs_in(top - heap.arena, heap.arena);
-    return found;
+/// Job folders in the program's data and in the heap (the brk area, found page by page down from its end with
+/// mincore, which fails where nothing is mapped): what a forked worker inherited, and its own job as a control.
+static void count_jobs_in_memory(int counts[2]) {
+    dl_iterate_phdr(scan_program, counts);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    char *top = (char *)(((uintptr_t)sbrk(0) + page - 1) & ~(page - 1));
+    char *low = top;
+    unsigned char resident;
+    while (mincore(low - page, page, &resident) == 0) low -= page;
+    count_jobs_in(low, (size_t)(top - low), counts);
 }
 
 static void attack(void) {
@@ -190,7 +190,9 @@ static void attack(void) {
     }
     dprintf(2, "metascrub-attack identity uid=%d euid=%d capbnd=%d capeff=%x%08x capprm=%x%08x\n", getuid(),
             geteuid(), bounding, caps[1].effective, caps[0].effective, caps[1].permitted, caps[0].permitted);
-    dprintf(2, "metascrub-attack other-jobs-in-memory %d\n", other_jobs_in_memory());
+    int jobs[2] = { 0, 0 };
+    count_jobs_in_memory(jobs);
+    dprintf(2, "metascrub-attack jobs-in-memory own=%d other=%d\n", jobs[0] > 0, jobs[1]);
     dprintf(2, "metascrub-attack done\n");
 }
 
