@@ -17,8 +17,6 @@ public enum ServeServer {
         // Before any worker exists: a worker running as the same uid must not read or write this process's memory.
         let undumpable = metascrub_make_undumpable()
         guard undumpable == 0 else { throw MetascrubError.io(operation: "prctl", path: "-", errno: undumpable) }
-        // Each response's chunks reuse freed memory instead of faulting fresh pages in as the output is read.
-        metascrub_keep_freed_buffers()
         let spool = try SpoolDirectory(parent: config.spoolParent, workerOwner: ServeState.workerUser)
         defer { spool.remove() }
         let state = ServeState(config: config, spool: spool, logger: logger)

@@ -96,9 +96,6 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
 /// metascrub_spawn with `in` and `out` as the child's standard input and output (the fork server's pipes).
 int metascrub_spawn_piped(const char *path, char *const argv[], int in, int out, pid_t *pid);
 
-/// The server's allocator keeps freed buffers for the next request instead of giving them back to the system.
-void metascrub_keep_freed_buffers(void);
-
 /// RLIMIT_* soft limit, or -1 for none.
 long long metascrub_sandbox_limit(int resource);
 
