@@ -101,8 +101,9 @@ static void run_child(const struct metascrub_zygote_runner *runner) {
     _exit(status < 0 ? 2 : status);
 }
 
-/// Forks the spare into a free slot: 0, or an errno.
-static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_runner *runner) {
+/// Forks the spare into a free slot (`*spare`, when asked for): 0, or an errno.
+static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_runner *runner,
+                      struct zygote_child **spare) {
     int slot = -1;
     for (int i = 0; i < ZYGOTE_SLOTS && slot < 0; i++) if (slots[i].pid == 0) slot = i;
     if (slot < 0) return EAGAIN;
@@ -146,6 +147,7 @@ static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_
         return error;
     }
     slots[slot] = (struct zygote_child){ 0, pid, pidfd, job[1], done[0], 0 };
+    if (spare != NULL) *spare = &slots[slot];
     // After the fork, while the spare waits or a child runs, not before it: the walk of /proc stays out of every
     // request's way, and the next spare inherits it (one that finds it older than it accepts walks /proc itself).
     metascrub_task_census_refresh();
@@ -178,11 +180,12 @@ static int hand_over(struct zygote_child *spare, long long id, const char *job) 
 static int start_job(struct zygote_child *slots, int out, long long id, const char *job,
                      const struct metascrub_zygote_runner *runner) {
     char line[96];
+    struct zygote_child *spare = spare_of(slots);
     // Ids start at 1: 0 would read as a spare's.
-    int error = id <= 0 ? EINVAL : spare_of(slots) == NULL ? fork_spare(slots, runner) : 0;
-    if (error == 0 && spare_of(slots) != NULL) error = hand_over(spare_of(slots), id, job);
+    int error = id <= 0 ? EINVAL : spare == NULL ? fork_spare(slots, runner, &spare) : 0;
+    if (error == 0) error = hand_over(spare, id, job);
     // A spare that died just before its job (its end not yet seen): one more, forked for this job.
-    if (error == EPIPE && (error = fork_spare(slots, runner)) == 0) error = hand_over(spare_of(slots), id, job);
+    if (error == EPIPE && (error = fork_spare(slots, runner, &spare)) == 0) error = hand_over(spare, id, job);
     if (error == 0) return 1;
     snprintf(line, sizeof line, "failed %lld %d\n", id, error);
     reply(out, line);
@@ -231,6 +234,20 @@ static void kill_job(struct zygote_child *slots, long long id) {
     }
 }
 
+/// One request line: `job ID TEXT` or `kill ID`. Sets `*handed` for a job; 0 when this process should stop taking
+/// jobs (it is no longer fit to fork).
+static int handle_line(char *line, struct zygote_child *slots, int out, const struct metascrub_zygote_runner *runner,
+                       int *handed) {
+    long long id = 0;
+    int used = 0;
+    if (sscanf(line, "job %lld %n", &id, &used) == 1 && used > 0) {
+        *handed = 1;
+        return start_job(slots, out, id, line + used, runner);
+    }
+    if (sscanf(line, "kill %lld", &id) == 1) kill_job(slots, id);
+    return 1;
+}
+
 /// What one poll round watches, and which slot each entry belongs to.
 struct zygote_watch {
     struct pollfd fds[2 * ZYGOTE_SLOTS + 1];
@@ -245,7 +262,6 @@ static void watch(struct zygote_watch *w, int fd, int slot) {
 
 int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner *runner) {
     static struct zygote_child slots[ZYGOTE_SLOTS];
-    char *buffer = request_lines;
     static struct zygote_watch w;
     for (int i = 0; i < ZYGOTE_SLOTS; i++) slots[i] = no_child;
     signal(SIGPIPE, SIG_IGN);
@@ -257,7 +273,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
     // The server uses the fork server only once it said so, and execs workers until then.
     if (reply(out, "ready\n") != 0) return errno;
     // The first spare; each job handed over forks the next one while it runs.
-    fork_spare(slots, runner);
+    fork_spare(slots, runner, NULL);
     for (;;) {
         w.count = 0;
         if (open_input) watch(&w, in, -1);
@@ -284,7 +300,7 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
             }
         }
         if (!open_input || !w.fds[0].revents) continue;
-        ssize_t n = read(in, buffer + filled, ZYGOTE_LINE - 1 - filled);
+        ssize_t n = read(in, request_lines + filled, ZYGOTE_LINE - 1 - filled);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             // The server is gone: nobody will read what its children write.
@@ -293,29 +309,22 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
             continue;
         }
         filled += (size_t)n;
-        buffer[filled] = '\0';
+        request_lines[filled] = '\0';
         if (filled + 1 > request_lines_used) request_lines_used = filled + 1;
-        char *start = buffer, *newline;
+        char *start = request_lines, *newline;
         int handed = 0;
         while ((newline = strchr(start, '\n')) != NULL) {
             *newline = '\0';
-            long long id = 0;
-            int used = 0;
-            if (sscanf(start, "job %lld %n", &id, &used) == 1 && used > 0) {
-                // Unfit to fork: once the running children end this process exits, and the server execs workers.
-                if (!start_job(slots, out, id, start + used, runner)) open_input = 0;
-                handed = 1;
-            } else if (sscanf(start, "kill %lld", &id) == 1) {
-                kill_job(slots, id);
-            }
+            // Unfit to fork: once the running children end this process exits, and the server execs workers.
+            if (!handle_line(start, slots, out, runner, &handed)) open_input = 0;
             start = newline + 1;
         }
-        filled = (size_t)(buffer + filled - start);
-        memmove(buffer, start, filled);
+        filled = (size_t)(request_lines + filled - start);
+        memmove(request_lines, start, filled);
         // A line longer than the buffer is not one the server sends: drop it rather than stall.
         if (filled == ZYGOTE_LINE - 1) filled = 0;
         // The next spare, forked while the job just handed over runs.
-        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, runner);
+        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, runner, NULL);
     }
 }
 
