@@ -234,8 +234,8 @@ static void kill_job(struct zygote_child *slots, long long id) {
     }
 }
 
-/// One request line: `job ID TEXT` or `kill ID`. Sets `*handed` for a job; 0 when this process should stop taking
-/// jobs (it is no longer fit to fork).
+/// One request line: `job ID TEXT` or `kill ID`. Sets `*handed` for a job (whose spare is to be replaced); 0 when
+/// this process should stop taking jobs (it is no longer fit to fork).
 static int handle_line(char *line, struct zygote_child *slots, int out, const struct metascrub_zygote_runner *runner,
                        int *handed) {
     long long id = 0;
@@ -269,10 +269,10 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
     malloc_trim(0);
     metascrub_task_census_refresh();
     size_t filled = 0;
-    int open_input = 1;
+    int open_input = 1, spare_wanted = 0;
     // The server uses the fork server only once it said so, and execs workers until then.
     if (reply(out, "ready\n") != 0) return errno;
-    // The first spare; each job handed over forks the next one while it runs.
+    // The first spare; each job handed over forks the next one while it runs, once nothing else is waiting.
     fork_spare(slots, runner, NULL);
     for (;;) {
         w.count = 0;
@@ -283,9 +283,19 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
             if (slots[i].done >= 0) watch(&w, slots[i].done, i);
         }
         if (!open_input && w.count == 0) return 0;
-        if (poll(w.fds, (nfds_t)w.count, -1) < 0) {
+        // The next spare is forked when nothing else waits: a fork takes this process a few hundred microseconds,
+        // in which a word that came or a job that arrived would wait (and two cores sit idle at two requests).
+        // Tried once per job handed over: a fork that fails (a process limit) is not retried in a loop.
+        spare_wanted = spare_wanted && open_input && spare_of(slots) == NULL;
+        int ready = poll(w.fds, (nfds_t)w.count, spare_wanted ? 0 : -1);
+        if (ready < 0) {
             if (errno == EINTR) continue;
             return errno;
+        }
+        if (ready == 0) {
+            fork_spare(slots, runner, NULL);
+            spare_wanted = 0;
+            continue;
         }
         // The words first: a child that said and exited in the same round is answered with its word.
         for (int k = 0; k < w.count; k++) {
@@ -312,19 +322,16 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
         request_lines[filled] = '\0';
         if (filled + 1 > request_lines_used) request_lines_used = filled + 1;
         char *start = request_lines, *newline;
-        int handed = 0;
         while ((newline = strchr(start, '\n')) != NULL) {
             *newline = '\0';
             // Unfit to fork: once the running children end this process exits, and the server execs workers.
-            if (!handle_line(start, slots, out, runner, &handed)) open_input = 0;
+            if (!handle_line(start, slots, out, runner, &spare_wanted)) open_input = 0;
             start = newline + 1;
         }
         filled = (size_t)(request_lines + filled - start);
         memmove(request_lines, start, filled);
         // A line longer than the buffer is not one the server sends: drop it rather than stall.
         if (filled == ZYGOTE_LINE - 1) filled = 0;
-        // The next spare, forked while the job just handed over runs.
-        if (handed && open_input && spare_of(slots) == NULL) fork_spare(slots, runner, NULL);
     }
 }
 

@@ -56,6 +56,14 @@ final class FileSystemOutputSink: PatchableOutputSink {
                 if left > 0 { fileSystem.startWriteback(fd) }
             }
         }
+        // A source held in memory (a server job's mapped input) is written from there in one go: one copy, where
+        // reading it into buffers first made two.
+        if left >= 64 * 1024, source.isInMemory {
+            try flush()
+            try source.withBytes(at: at, count: Int(left)) { try fileSystem.write(fd, $0, path: path) }
+            flushed += left
+            return
+        }
         while left > 0 {
             let n = Int(min(left, Int64(bufferLimit)))
             try write(try source.read(at: at, count: n))

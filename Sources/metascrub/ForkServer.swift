@@ -31,6 +31,7 @@ enum ForkServer {
     }
 
     static func serve(warmUpIn folder: String) throws(ExitCode) {
+        bindEveryLibraryNow()
         // Like the server: /proc/<fork server>/mem closed to same-uid processes; children inherit it until they exec.
         _ = metascrub_make_undumpable()
         // The parent talks to the server over pipes only: an empty network namespace entered once here is shared by
@@ -58,6 +59,21 @@ enum ForkServer {
         let status = metascrub_zygote_serve(0, 1, &runner)
         warm.release()
         if status != 0 { throw ExitCode(3) }
+    }
+
+    /// Started again with every library's calls bound at load (once, before anything else): a library linked for
+    /// lazy binding (libstdc++) otherwise has its calls looked up on their first use in each child, which writes
+    /// to, and so copies, the pages holding their addresses.
+    private static func bindEveryLibraryNow() {
+        guard getenv("LD_BIND_NOW") == nil else { return }
+        // By its own path rather than /proc/self/exe, which would become the process's name in ps.
+        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard readlink("/proc/self/exe", &path, Int(PATH_MAX)) > 0 else { return }
+        setenv("LD_BIND_NOW", "1", 1)
+        let arguments = CommandLine.arguments.map { strdup($0) } + [nil]
+        execv(path, arguments)
+        // Not started again: lazily bound, as before.
+        unsetenv("LD_BIND_NOW")
     }
 
     /// In the child: the job is a `WorkerJob` as JSON, from the server; -1 when it is not one.
