@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/resource.h>
 #include <dirent.h>
 #include <stdlib.h>
@@ -160,5 +162,11 @@ void metascrub_reap(pid_t pid) {
 }
 
 int metascrub_sandbox_landlock_abi(void) { return metascrub_landlock_abi(); }
+
+long long metascrub_tmpfs_bytes(const char *path) {
+    struct statfs fs;
+    if (statfs(path, &fs) != 0) return -errno;
+    return fs.f_type == TMPFS_MAGIC ? (long long)fs.f_blocks * (long long)fs.f_bsize : 0;
+}
 
 int metascrub_make_undumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : errno; }

@@ -35,7 +35,9 @@ extension ServeState {
         }
         // Refused before a byte is read when verified work is already queued to the limit.
         guard !admission.workQueueFull else { throw ServeError.full }
-        let job = try spool.makeJob()
+        // Framing makes Content-Length the body's exact length: a known small upload may go to memory.
+        let length = request.headers[.contentLength].flatMap { Int64($0) }
+        let job = try memorySpool?.makeJob(uploadBytes: length) ?? spool.makeJob()
         let pace = UploadPace(bytesPerSecond: config.minUploadRate, grace: .seconds(config.uploadGraceSeconds))
         let size = try await admission.whileUploading {
             try await job.receive(request.body, limit: config.maxBytes, pace: pace)

@@ -18,10 +18,13 @@ import Yams
 ///   timeout: 300
 ///   token-file: /run/secrets/metascrub-token
 ///   spool: /var/spool/metascrub
+///   memory-spool: /dev/shm
+///   memory-spool-bytes: 64M
 /// ```
 public enum ServeConfigFile {
     static let keys = ["listen", "metrics", "max-bytes", "workers", "queue", "timeout", "token-file", "spool",
-                       "upload-slots", "min-upload-rate", "upload-grace", "drain-grace"]
+                       "upload-slots", "min-upload-rate", "upload-grace", "drain-grace", "memory-spool",
+                       "memory-spool-bytes"]
 
     /// Applies the section of the config at `path` to `base`; a config without a `serve:` section changes nothing.
     public static func apply(path: String, to base: ServeConfiguration) throws(MetascrubError) -> ServeConfiguration {
@@ -51,9 +54,12 @@ public enum ServeConfigFile {
             case "listen", "metrics":
                 guard let address = HostPort(parsing: string) else { throw fail(path, value, key, "must be HOST:PORT") }
                 if key == "listen" { config.listen = address } else { config.metrics = address }
-            case "max-bytes":
+            case "max-bytes", "memory-spool-bytes":
                 guard let bytes = ServeConfiguration.parseBytes(string) else { throw fail(path, value, key, "must be a size such as 512M") }
-                config.maxBytes = bytes
+                if key == "max-bytes" { config.maxBytes = bytes } else { config.memorySpoolBytes = bytes }
+            case "memory-spool":
+                config.memorySpoolParent = string
+                config.memorySpoolNamed = true
             case "workers", "queue", "timeout", "upload-slots", "upload-grace", "drain-grace":
                 guard let number = value.int, number >= 0 else { throw fail(path, value, key, "must be a whole number") }
                 switch key {

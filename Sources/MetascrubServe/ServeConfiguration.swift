@@ -51,8 +51,14 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var timeoutSeconds = 120
     /// Bearer token for /v1/*; nil: no authentication (bind to loopback or put a proxy in front).
     public var token: String?
-    /// Parent of the private spool folder (a tmpfs in the container).
+    /// Parent of the private spool folder, sized for the worst case (`deploy/`: on disk).
     public var spoolParent = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+    /// Parent of the memory spool for small uploads of known length (see `MemorySpool`); nil: none. The default
+    /// `/dev/shm` is used only when it is a tmpfs; a folder named by the operator is used as it is.
+    public var memorySpoolParent: String? = "/dev/shm"
+    public var memorySpoolNamed = false
+    /// The most the memory spool holds at once, each job counted as twice its upload; 0 turns it off.
+    public var memorySpoolBytes: Int64 = 64 << 20
     /// The binary started for each file (`metascrub worker`).
     public var workerExecutable = ServeConfiguration.workerBesideServer
     /// Off only for debugging: workers then run unconfined.

@@ -19,7 +19,10 @@ public enum ServeServer {
         guard undumpable == 0 else { throw MetascrubError.io(operation: "prctl", path: "-", errno: undumpable) }
         let spool = try SpoolDirectory(parent: config.spoolParent, workerOwner: ServeState.workerUser)
         defer { spool.remove() }
-        let state = ServeState(config: config, spool: spool, logger: logger)
+        let memorySpool = MemorySpool.open(parent: config.memorySpoolParent, bytes: config.memorySpoolBytes,
+                                           workerOwner: ServeState.workerUser, explicit: config.memorySpoolNamed)
+        defer { memorySpool?.directory.remove() }
+        let state = ServeState(config: config, spool: spool, memorySpool: memorySpool, logger: logger)
         // A connection that sends nothing for longer than a worker may take is closed (slow or stalled uploads).
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [ReceiveBufferHandler(), ExpectContinueHandler(maxBytes: config.maxBytes)],
@@ -30,7 +33,7 @@ public enum ServeServer {
             configuration: ApplicationConfiguration(address: .hostname(config.listen.host, port: config.listen.port), serverName: "metascrub"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.listen.port
-                let line = "metascrub serve: listening on \(HostPort(host: config.listen.host, port: port)) (workers \(config.workers), queue \(config.queue), max \(config.maxBytes) bytes, sandbox \(config.sandbox ? "on" : "off"))\n"
+                let line = "metascrub serve: listening on \(HostPort(host: config.listen.host, port: port)) (workers \(config.workers), queue \(config.queue), max \(config.maxBytes) bytes, memory spool \(memorySpool.map { "\($0.budget) bytes in \($0.directory.path)" } ?? "off"), sandbox \(config.sandbox ? "on" : "off"))\n"
                 FileHandle.standardError.write(Data(line.utf8))
             },
             logger: logger)

@@ -10,14 +10,16 @@ final class ServeState: Sendable {
     let config: ServeConfiguration
     let admission: Admission
     let spool: SpoolDirectory
+    let memorySpool: MemorySpool?
     let launcher: WorkerLauncher
     let metrics = ServeMetrics()
     let logger: Logger
     private let readyFlag = Atomic<Bool>(true)
 
-    init(config: ServeConfiguration, spool: SpoolDirectory, logger: Logger) {
+    init(config: ServeConfiguration, spool: SpoolDirectory, memorySpool: MemorySpool? = nil, logger: Logger) {
         self.config = config
         self.spool = spool
+        self.memorySpool = memorySpool
         self.logger = logger
         admission = Admission(workers: config.workers, queue: config.queue, uploads: config.effectiveUploadSlots)
         let forks = config.forkServer && FileManager.default.isExecutableFile(atPath: config.workerExecutable)

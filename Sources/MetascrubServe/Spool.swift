@@ -26,13 +26,14 @@ final class SpoolDirectory: Sendable {
         if workerOwner != nil, chmod(path, 0o711) != 0 { throw .io(operation: "chmod", path: path, errno: errno) }
     }
 
-    /// A job folder (0700), owned by the workers' uid when they have one of their own.
-    func makeJob() throws(ServeError) -> SpoolJob {
+    /// A job folder (0700), owned by the workers' uid when they have one of their own; `reservation`: its share of
+    /// a memory spool's budget, held as long as the job.
+    func makeJob(reservation: MemorySpool.Reservation? = nil) throws(ServeError) -> SpoolJob {
         var template = Array("\(path)/job-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
             throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot create a spool folder (errno \(errno))")
         }
-        let job = SpoolJob(directory: String(cString: made), owner: workerOwner)
+        let job = SpoolJob(directory: String(cString: made), owner: workerOwner, reservation: reservation)
         if let owner = workerOwner, chown(job.directory, owner.uid, owner.gid) != 0 {
             throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot hand a spool folder to the worker (errno \(errno))")
         }
@@ -58,14 +59,17 @@ final class SpoolDirectory: Sendable {
 final class SpoolJob: Sendable {
     let directory: String
     let owner: (uid: UInt32, gid: UInt32)?
+    /// Released after the folder is removed (stored properties go after `deinit` ran).
+    private let reservation: MemorySpool.Reservation?
     var input: String { directory + "/input" }
     var output: String { directory + "/output" }
     var report: String { directory + "/report.json" }
     var summary: String { directory + "/summary.json" }
 
-    init(directory: String, owner: (uid: UInt32, gid: UInt32)? = nil) {
+    init(directory: String, owner: (uid: UInt32, gid: UInt32)? = nil, reservation: MemorySpool.Reservation? = nil) {
         self.directory = directory
         self.owner = owner
+        self.reservation = reservation
     }
 
     /// The files a job's folder normally holds are removed by name (unlink never follows a link), the folder last.

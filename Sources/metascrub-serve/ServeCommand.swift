@@ -58,6 +58,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Folder for the private spool of uploads (default $TMPDIR or /tmp).", valueName: "dir"))
     var spool: String?
 
+    @Option(name: .long, help: ArgumentHelp("Folder (a tmpfs) for small uploads of known length (default /dev/shm when it is a tmpfs).", valueName: "dir"))
+    var memorySpool: String?
+
+    @Option(name: .long, help: ArgumentHelp("Most the memory spool holds at once, each upload counted twice (default 64M; 0: off).", valueName: "size"))
+    var memorySpoolBytes: String?
+
     @Flag(name: .long, help: "Refuse damaged files instead of cleaning their metadata and copying the damaged part unchanged.")
     var refuseDamaged = false
 
@@ -137,6 +143,16 @@ struct ServeCommand: AsyncParsableCommand {
             if let drainGrace { settings.drainGraceSeconds = drainGrace }
             if let tokenFile { settings.token = try ServeConfiguration.readToken(tokenFile) }
             if let spool { settings.spoolParent = spool }
+            if let memorySpool {
+                settings.memorySpoolParent = memorySpool
+                settings.memorySpoolNamed = true
+            }
+            if let memorySpoolBytes {
+                guard let bytes = ServeConfiguration.parseBytes(memorySpoolBytes) else {
+                    throw .usage("--memory-spool-bytes must be a size such as 64M")
+                }
+                settings.memorySpoolBytes = bytes
+            }
             if refuseDamaged { settings.refuseDamaged = true }
             if noSandbox { settings.sandbox = false }
             if noForkServer { settings.forkServer = false }

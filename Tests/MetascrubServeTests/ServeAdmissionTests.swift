@@ -116,7 +116,8 @@ final class ServeAdmissionTests: ServeTestCase {
         let mounted = Curl.run(["-t", "tmpfs", "-o", "size=\(size + 300_000)", "tmpfs", spool], executable: "/usr/bin/mount")
         XCTAssertEqual(mounted.status, 0, mounted.stderr)
         defer { _ = Curl.run([spool], executable: "/usr/bin/umount") }
-        let server = try start(["--spool", spool])
+        // Without the memory spool, which would hold this upload instead.
+        let server = try start(["--spool", spool, "--memory-spool-bytes", "0"])
         let result = Curl.post(server.base + "/v1/clean", file: image, scratch: scratch)
         XCTAssertEqual(result.status, 503, result.bodyText)
         XCTAssertEqual(result.headers["retry-after"], "1")

@@ -25,6 +25,8 @@ final class ServeProcess {
     let process = Process()
     let port: Int
     let spool: String
+    /// The memory spool for small uploads: a folder of this server's own on /dev/shm, so tests see its jobs too.
+    let memorySpool: String
     let log: String
     var base: String { "http://127.0.0.1:\(port)" }
 
@@ -34,14 +36,18 @@ final class ServeProcess {
          user: (uid: UInt32, gid: UInt32)? = nil, scratch: String) throws {
         port = try Self.freePort()
         spool = scratch + "/spool"
+        memorySpool = "/dev/shm/metascrub-test-" + UUID().uuidString
         log = scratch + "/server.log"
         try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: memorySpool, withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: log, contents: nil)
         // No drain grace unless a test asks for one: every test stops its server with SIGTERM.
         let grace = arguments.contains("--drain-grace") ? [] : ["--drain-grace", "0"]
-        let serve = ["serve", "--no-config", "--listen", "127.0.0.1:\(port)", "--spool", spool] + grace + arguments
+        let memory = arguments.contains("--memory-spool") ? [] : ["--memory-spool", memorySpool]
+        let serve = ["serve", "--no-config", "--listen", "127.0.0.1:\(port)", "--spool", spool] + memory + grace + arguments
         if let user {
             _ = chown(spool, user.uid, user.gid)
+            _ = chown(memorySpool, user.uid, user.gid)
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", "--inh-caps=-all",
                                  "--bounding-set=-all", "--", Self.binary] + serve
@@ -69,6 +75,7 @@ final class ServeProcess {
     var serverLog: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
     func stop() {
+        defer { try? FileManager.default.removeItem(atPath: memorySpool) }
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
@@ -121,8 +128,11 @@ final class ServeProcess {
         return nil
     }
 
-    /// Job folders left in the spool (there must be none once requests are answered).
-    var spoolJobs: [String] {
+    /// Job folders left in either spool (there must be none once requests are answered).
+    var spoolJobs: [String] { jobs(in: spool) + jobs(in: memorySpool) }
+
+    /// Job folders in one spool: its server folders' `job-` entries.
+    func jobs(in spool: String) -> [String] {
         let roots = (try? FileManager.default.contentsOfDirectory(atPath: spool)) ?? []
         return roots.flatMap { root in
             ((try? FileManager.default.contentsOfDirectory(atPath: spool + "/" + root)) ?? []).map { root + "/" + $0 }

@@ -58,9 +58,11 @@ final class ServeSandboxTests: ServeTestCase {
             "LD_PRELOAD": library, "METASCRUB_ATTACK": "1", "METASCRUB_ATTACK_PORT": String(port),
             "METASCRUB_ATTACK_TOKEN": token,
         ], user: user)
-        // Another request's folder, as the workers' uid owns it: the attacker must neither read nor rewrite it.
-        let root = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: server.spool).first)
-        let planted = server.spool + "/" + root + "/job-planted"
+        // Another request's folder, as the workers' uid owns it: the attacker must neither read nor rewrite it. In
+        // the memory spool, where the attacker's own small upload waits.
+        let spool = server.memorySpool
+        let root = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: spool).first)
+        let planted = spool + "/" + root + "/job-planted"
         try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: false)
         FileManager.default.createFile(atPath: planted + "/input", contents: Data("another client's upload".utf8))
         let owner = user?.uid ?? expectedWorkerUID
@@ -82,7 +84,7 @@ final class ServeSandboxTests: ServeTestCase {
         // The server forks workers from its fork server: the attack ran in a forked child, not an exec'd worker.
         XCTAssertTrue(server.serverLog.contains("metascrub-attack-worker forked"),
                       "not a forked worker: \(server.serverLog)")
-        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(server.spool)/\(root)/job-") == true, "attack aimed wrong: \(job ?? "")")
+        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(spool)/\(root)/job-") == true, "attack aimed wrong: \(job ?? "")")
         var outcomes: [String: (rc: String, errno: String)] = [:]
         for line in lines {
             let fields = line.split(separator: " ")
@@ -108,7 +110,7 @@ final class ServeSandboxTests: ServeTestCase {
         XCTAssertEqual(memory, Array(repeating: "metascrub-attack jobs-in-memory own=1 other=0", count: 2))
         XCTAssertEqual(FileManager.default.contents(atPath: planted + "/input"), Data("another client's upload".utf8))
         XCTAssertFalse(FileManager.default.fileExists(atPath: escape))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: server.spool + "/" + root + "/escape"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: spool + "/" + root + "/escape"))
     }
 
     /// A TCP listener on loopback the worker must not reach.

@@ -58,6 +58,10 @@ int metascrub_sandbox_landlock_abi(void);
 /// the same uid (a worker) unless they could ptrace it anyway. 0 or an errno.
 int metascrub_make_undumpable(void);
 
+/// The size in bytes of the tmpfs holding `path`; 0 when `path` is on another kind of file system, -errno when it
+/// cannot be examined.
+long long metascrub_tmpfs_bytes(const char *path);
+
 /// Moves the executable's code onto anonymous transparent huge pages (a copy, replacing the file mapping in one
 /// step), so that forked children inherit it mapped instead of faulting it in page by page. 0, or -errno when it
 /// was left as it was (no huge pages to be had, a kernel without MADV_COLLAPSE). For a fork server only: profilers
