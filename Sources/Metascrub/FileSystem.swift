@@ -155,7 +155,8 @@ public struct PosixFileSystem: FileSystem {
 
     /// A private job's input is mapped, and a write from the mapping is one copy where the kernel's copy (a splice
     /// through a pipe, on file systems that cannot share extents) costs half as much again.
-    public func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int {
+    public func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int,
+                          path: String) throws -> Int {
         if privateJob { return 0 }
         return try kernelCopy(from: input, offset: &offset, to: fd, count: count, path: path)
     }

@@ -58,10 +58,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Folder for the private spool of uploads (default $TMPDIR or /tmp).", valueName: "dir"))
     var spool: String?
 
-    @Option(name: .long, help: ArgumentHelp("Folder (a tmpfs) for small uploads of known length (default /dev/shm when it is a tmpfs).", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp(
+        "Folder (a tmpfs) for small uploads of known length (default /dev/shm when it is a tmpfs).", valueName: "dir"))
     var memorySpool: String?
 
-    @Option(name: .long, help: ArgumentHelp("Most the memory spool holds at once, each upload counted twice (default 64M; 0: off).", valueName: "size"))
+    @Option(name: .long, help: ArgumentHelp(
+        "Most the memory spool holds at once, each upload counted twice (default 64M; 0: off).", valueName: "size"))
     var memorySpoolBytes: String?
 
     @Flag(name: .long, help: "Refuse damaged files instead of cleaning their metadata and copying the damaged part unchanged.")

@@ -44,7 +44,8 @@ final class ServeProcess {
         // No drain grace unless a test asks for one: every test stops its server with SIGTERM.
         let grace = arguments.contains("--drain-grace") ? [] : ["--drain-grace", "0"]
         let memory = arguments.contains("--memory-spool") ? [] : ["--memory-spool", memorySpool]
-        let serve = ["serve", "--no-config", "--listen", "127.0.0.1:\(port)", "--spool", spool] + memory + grace + arguments
+        let serve = ["serve", "--no-config", "--listen", "127.0.0.1:\(port)", "--spool", spool]
+            + memory + grace + arguments
         if let user {
             _ = chown(spool, user.uid, user.gid)
             _ = chown(memorySpool, user.uid, user.gid)

@@ -84,7 +84,8 @@ final class ServeSandboxTests: ServeTestCase {
         // The server forks workers from its fork server: the attack ran in a forked child, not an exec'd worker.
         XCTAssertTrue(server.serverLog.contains("metascrub-attack-worker forked"),
                       "not a forked worker: \(server.serverLog)")
-        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(spool)/\(root)/job-") == true, "attack aimed wrong: \(job ?? "")")
+        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(spool)/\(root)/job-") == true,
+                      "attack aimed wrong: \(job ?? "")")
         var outcomes: [String: (rc: String, errno: String)] = [:]
         for line in lines {
             let fields = line.split(separator: " ")

@@ -10,7 +10,8 @@ import Glibc
 /// rest in the disk spool. Seen while a stalled worker holds the job, and checked with exiftool on the answer.
 final class ServeSpoolTests: ServeTestCase {
     /// The spool (memory or disk) holding the one job in flight, once its worker runs; the answer.
-    private func spoolOfJob(_ server: ServeProcess, extra: [String] = []) throws -> (memory: Int, disk: Int, CurlResult) {
+    private func spoolOfJob(_ server: ServeProcess,
+                            extra: [String] = []) throws -> (memory: Int, disk: Int, CurlResult) {
         let pending = Curl.start(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
                                  extra: extra, scratch: scratch)
         _ = try XCTUnwrap(server.waitForWorker(), "no worker started")
