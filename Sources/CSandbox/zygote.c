@@ -335,6 +335,28 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
     }
 }
 
+extern char **environ;
+
+int metascrub_reexec_bound_now(char *const argv[], const char *name) {
+    if (getenv("LD_BIND_NOW") != NULL) {
+        // Started through a descriptor, the process is named after its number: give it its own name back.
+        prctl(PR_SET_NAME, name, 0, 0, 0);
+        return 0;
+    }
+    size_t count = 0;
+    while (environ[count] != NULL) count++;
+    char **envp = calloc(count + 2, sizeof *envp);
+    if (envp == NULL) return ENOMEM;
+    memcpy(envp, environ, count * sizeof *envp);
+    envp[count] = "LD_BIND_NOW=1";
+    int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+    if (self >= 0) syscall(SYS_execveat, self, "", argv, envp, AT_EMPTY_PATH);
+    int error = errno;
+    if (self >= 0) close(self);
+    free(envp);
+    return error;
+}
+
 int metascrub_spawn_piped(const char *path, char *const argv[], int in, int out, pid_t *pid) {
     return metascrub_spawn_with(path, argv, in, out, pid);
 }

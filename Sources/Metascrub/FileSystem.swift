@@ -23,6 +23,8 @@ public protocol FileSystem: Sendable {
     func createTemporary(in directory: String, hint: String) throws -> (fd: Int32, path: String)
     /// Writes all of `bytes` at the descriptor's position (retrying short writes and EINTR).
     func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws
+    /// Kept bytes of a source held in memory are written from there rather than copied in the kernel.
+    var writesFromMemory: Bool { get }
     /// Copies up to `count` bytes in the kernel (copy_file_range); returns how many were copied, 0 when the
     /// kernel cannot copy between these files (the caller falls back to read and write).
     func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int
@@ -51,6 +53,8 @@ public protocol FileSystem: Sendable {
 
 extension FileSystem {
     // Defaults, so test doubles written before these calls existed still conform; they can override them.
+    public var writesFromMemory: Bool { false }
+
     public func openForReading(_ path: String) throws -> FileByteSource { try FileByteSource(path: path) }
     public func openOwnTemporary(_ path: String) throws -> FileByteSource { try FileByteSource(path: path, mapOwnFile: true) }
 
@@ -67,11 +71,6 @@ extension FileSystem {
     }
 
     public func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int {
-        try kernelCopy(from: input, offset: &offset, to: fd, count: count, path: path)
-    }
-
-    /// copy_file_range(2), retried on EINTR; 0 when the kernel cannot copy between these files.
-    func kernelCopy(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int {
         var inOffset = CLongLong(offset)
         while true {
             let n = ms_copy_file_range(input, &inOffset, fd, count)
@@ -153,13 +152,9 @@ public struct PosixFileSystem: FileSystem {
 
     public func startWriteback(_ fd: Int32) { if !privateJob { WritebackStarter.start(fd) } }
 
-    /// A private job's input is mapped, and a write from the mapping is one copy where the kernel's copy (a splice
-    /// through a pipe, on file systems that cannot share extents) costs half as much again.
-    public func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int,
-                          path: String) throws -> Int {
-        if privateJob { return 0 }
-        return try kernelCopy(from: input, offset: &offset, to: fd, count: count, path: path)
-    }
+    /// A private job's small input is mapped: a write from the mapping is one copy where the kernel's copy (a
+    /// splice through a pipe, on file systems that cannot share extents) costs half as much again.
+    public var writesFromMemory: Bool { privateJob }
 
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }
 

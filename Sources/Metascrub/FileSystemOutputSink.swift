@@ -43,6 +43,14 @@ final class FileSystemOutputSink: PatchableOutputSink {
         }
         var at = offset
         var left = count
+        // A source held in memory (a server job's mapped input) is written from there in one go when the file
+        // system prefers it: one copy, where reading it into buffers first made two.
+        if count >= 64 * 1024, source.isInMemory, fileSystem.writesFromMemory {
+            try flush()
+            try source.withBytes(at: at, count: Int(left)) { try fileSystem.write(fd, $0, path: path) }
+            flushed += left
+            return
+        }
         // Large runs of kept bytes (image and sample data) are copied in the kernel, a slice at a time with the
         // write-back of each started as the next is copied: the disk writes a large video while it is being copied
         // and verified, instead of all of it in the run's closing sync (issue 25, round 3).
@@ -55,14 +63,6 @@ final class FileSystemOutputSink: PatchableOutputSink {
                 flushed += Int64(n)
                 if left > 0 { fileSystem.startWriteback(fd) }
             }
-        }
-        // A source held in memory (a server job's mapped input) is written from there in one go: one copy, where
-        // reading it into buffers first made two.
-        if left >= 64 * 1024, source.isInMemory {
-            try flush()
-            try source.withBytes(at: at, count: Int(left)) { try fileSystem.write(fd, $0, path: path) }
-            flushed += left
-            return
         }
         while left > 0 {
             let n = Int(min(left, Int64(bufferLimit)))

@@ -35,8 +35,11 @@ extension ServeState {
         }
         // Refused before a byte is read when verified work is already queued to the limit.
         guard !admission.workQueueFull else { throw ServeError.full }
-        // Framing makes Content-Length the body's exact length: a known small upload may go to memory.
-        let length = request.headers[.contentLength].flatMap { Int64($0) }
+        // The clean endpoint answers from the summary unless the client asked for the report as well.
+        let wantsReport = endpoint != .clean || request.uri.queryParameters["report"] == "json"
+        // Framing makes Content-Length the body's exact length: a known small upload may go to memory, unless a
+        // report (which can be many times the upload) is to be written too.
+        let length = wantsReport ? nil : request.headers[.contentLength].flatMap { Int64($0) }
         let job = try memorySpool?.makeJob(uploadBytes: length) ?? spool.makeJob()
         let pace = UploadPace(bytesPerSecond: config.minUploadRate, grace: .seconds(config.uploadGraceSeconds))
         let size = try await admission.whileUploading {
@@ -44,8 +47,6 @@ extension ServeState {
         }
         metrics.received(size)
         let started = ContinuousClock.now
-        // The clean endpoint answers from the summary unless the client asked for the report as well.
-        let wantsReport = endpoint != .clean || request.uri.queryParameters["report"] == "json"
         let work = launcher.job(endpoint.workerMode, job, policy: policy, inputBytes: size, report: wantsReport)
         let outcome = try await admission.withWorker { () async -> WorkerOutcome in
             await launcher.run(work, timeout: .seconds(config.timeoutSeconds))
@@ -60,14 +61,14 @@ extension ServeState {
             if let refusal = result.refusal { throw refusal }
             let file = try VerifiedOutput.open(result, job: job)
             metrics.returned(file.size)
-            return CleanResponse.make(result, file, contentType: request.headers[.contentType])
+            return CleanResponse.make(result, file, contentType: request.headers[.contentType], holding: job)
         case .scan:
             let status: HTTPResponse.Status = result.summary.status == .error ? .unprocessableContent : .ok
-            return CleanResponse.report(result, try result.fullReport(), status: status)
+            return CleanResponse.report(result, try result.fullReport(), status: status, holding: job)
         case .check:
             if let refusal = result.refusal { throw refusal }
             let status: HTTPResponse.Status = result.summary.status == .clean ? .ok : .unprocessableContent
-            return CleanResponse.report(result, try result.fullReport(), status: status)
+            return CleanResponse.report(result, try result.fullReport(), status: status, holding: job)
         }
     }
 }

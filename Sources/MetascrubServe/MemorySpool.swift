@@ -24,26 +24,40 @@ final class MemorySpool: Sendable {
         self.budget = budget
     }
 
-    /// The memory spool the configuration asks for, or nil: turned off, or the folder not there (the default
-    /// `/dev/shm` only when it is a tmpfs). The budget is at most half the file system, which others share.
+    /// The memory spool the configuration asks for, or nil: turned off, or the default `/dev/shm` not a tmpfs.
+    /// The budget is at most half the file system, which others share. A folder the operator named that cannot be
+    /// used is an error, not a silent fallback. Turned off, it still sweeps what dead servers left there.
     static func open(parent: String?, bytes: Int64, workerOwner: (uid: UInt32, gid: UInt32)?,
-                     explicit: Bool) -> MemorySpool? {
-        guard let parent, bytes > 0 else { return nil }
+                     explicit: Bool) throws(MetascrubError) -> MemorySpool? {
+        guard let parent else { return nil }
+        guard bytes > 0 else {
+            SpoolDirectory.sweepDeadServers(in: "\(parent)/metascrub-\(geteuid())")
+            return nil
+        }
         var size = metascrub_tmpfs_bytes(parent)
         if size == 0, explicit {
             var fs = statvfs()
-            guard statvfs(parent, &fs) == 0 else { return nil }
-            size = Int64(fs.f_blocks) * Int64(fs.f_frsize)
+            if statvfs(parent, &fs) == 0 { size = Int64(fs.f_blocks) * Int64(fs.f_frsize) }
         }
-        guard size > 0 else { return nil }
-        let half = size / 2
-        guard let directory = try? SpoolDirectory(parent: parent, workerOwner: workerOwner) else { return nil }
-        return MemorySpool(directory: directory, budget: min(bytes, half))
+        guard size > 0 else {
+            if explicit {
+                throw .io(operation: "use as the memory spool", path: parent, errno: size < 0 ? Int32(-size) : ENOENT)
+            }
+            return nil
+        }
+        let directory: SpoolDirectory
+        do {
+            directory = try SpoolDirectory(parent: parent, workerOwner: workerOwner)
+        } catch {
+            if explicit { throw error }
+            return nil
+        }
+        return MemorySpool(directory: directory, budget: min(bytes, size / 2))
     }
 
-    /// A job folder here for an upload of `uploadBytes`, or nil when the length is not known or the budget is
-    /// taken (the caller uses the disk spool).
-    func makeJob(uploadBytes: Int64?) throws(ServeError) -> SpoolJob? {
+    /// A job folder here for an upload of `uploadBytes`, its room taken, or nil: the length is not known, the
+    /// budget is taken, or the file system has no room or no folder for it (the caller uses the disk spool).
+    func makeJob(uploadBytes: Int64?) -> SpoolJob? {
         guard let uploadBytes, uploadBytes >= 0, uploadBytes <= budget / 2 else { return nil }
         let cost = 2 * uploadBytes
         let taken = held.withLock { held in
@@ -52,8 +66,7 @@ final class MemorySpool: Sendable {
             return true
         }
         guard taken else { return nil }
-        let reservation = Reservation(cost, of: self)
-        return try directory.makeJob(reservation: reservation)
+        return try? directory.makeJob(reservation: Reservation(cost, of: self), preallocate: uploadBytes)
     }
 
     /// What the jobs here hold now, in budget bytes.

@@ -58,7 +58,8 @@ public enum ServeConfigFile {
                 guard let bytes = ServeConfiguration.parseBytes(string) else { throw fail(path, value, key, "must be a size such as 512M") }
                 if key == "max-bytes" { config.maxBytes = bytes } else { config.memorySpoolBytes = bytes }
             case "memory-spool":
-                config.memorySpoolParent = string
+                guard !string.isEmpty else { throw fail(path, value, key, "must be a folder") }
+                config.memorySpoolParent = relativeTo(path, string)
                 config.memorySpoolNamed = true
             case "workers", "queue", "timeout", "upload-slots", "upload-grace", "drain-grace":
                 guard let number = value.int, number >= 0 else { throw fail(path, value, key, "must be a whole number") }
@@ -76,12 +77,18 @@ public enum ServeConfigFile {
                 }
                 config.minUploadRate = rate
             case "token-file":
-                config.token = try ServeConfiguration.readToken(string.hasPrefix("/") ? string : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(string))
+                config.token = try ServeConfiguration.readToken(relativeTo(path, string))
             default:
                 config.spoolParent = string
             }
         }
         return config
+    }
+
+    /// A path from the config file, relative to the file's folder unless absolute.
+    private static func relativeTo(_ config: String, _ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        return ((config as NSString).deletingLastPathComponent as NSString).appendingPathComponent(path)
     }
 
     private static func fail(_ path: String, _ node: Node, _ key: String?, _ message: String) -> MetascrubError {

@@ -56,6 +56,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Parent of the memory spool for small uploads of known length (see `MemorySpool`); nil: none. The default
     /// `/dev/shm` is used only when it is a tmpfs; a folder named by the operator is used as it is.
     public var memorySpoolParent: String? = "/dev/shm"
+    /// The operator named the memory spool's folder: it must then be usable, or the server does not start.
     public var memorySpoolNamed = false
     /// The most the memory spool holds at once, each job counted as twice its upload; 0 turns it off.
     public var memorySpoolBytes: Int64 = 64 << 20

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import CSandbox
 import Foundation
 import Hummingbird
 import MetascrubCore
@@ -8,48 +9,103 @@ import Glibc
 #endif
 
 /// The server's private spool folder (0700, its own name per process): every request gets a folder inside it
-/// for the upload, the worker's output and its report. Removed when the server exits; a folder left by a killed
-/// server is removed by the next one that starts (its PID is in the name).
+/// for the upload, the worker's output and its report. It sits in `metascrub-<euid>` inside the parent given, a
+/// folder only this user can write in, so nobody else can plant a folder there for a server to sweep. Removed when
+/// the server exits; a folder a killed server left is removed by the next one that starts: dead is a folder whose
+/// lock (held by its server for its whole life) is free and whose PID is gone or is this process's own (a restarted
+/// container's PID 1).
 final class SpoolDirectory: Sendable {
     let path: String
+    /// This user's folder of server folders.
+    let home: String
     /// Who owns the job folders (the workers' uid and gid), when that is not the server.
     let workerOwner: (uid: UInt32, gid: UInt32)?
+    /// The folder, opened and locked (flock) while this server lives.
+    private let lock: Int32
     static let prefix = "metascrub-serve-"
 
     init(parent: String, workerOwner: (uid: UInt32, gid: UInt32)? = nil) throws(MetascrubError) {
-        Self.sweepDeadServers(in: parent)
-        var template = Array("\(parent)/\(Self.prefix)\(getpid())-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw .io(operation: "mkdtemp", path: parent, errno: errno) }
-        path = String(cString: made)
+        var made: String?
+        var home = ""
+        // Twice: another server's exit may remove an empty `home` between its creation here and the mkdtemp.
+        for _ in 0..<2 where made == nil {
+            home = try Self.home(in: parent, workersPass: workerOwner != nil)
+            Self.sweepDeadServers(in: home)
+            var template = Array("\(home)/\(Self.prefix)\(getpid())-XXXXXX".utf8CString)
+            made = mkdtemp(&template).map { String(cString: $0) }
+            if made == nil, errno != ENOENT { throw .io(operation: "mkdtemp", path: home, errno: errno) }
+        }
+        guard let made else { throw .io(operation: "mkdtemp", path: home, errno: ENOENT) }
+        path = made
+        self.home = home
         self.workerOwner = workerOwner
+        lock = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            throw .io(operation: "lock", path: made, errno: errno)
+        }
         // Workers of another uid must pass through to their own folder, never list this one.
         if workerOwner != nil, chmod(path, 0o711) != 0 { throw .io(operation: "chmod", path: path, errno: errno) }
     }
 
+    deinit { close(lock) }
+
+    /// `parent/metascrub-<euid>`, made if needed (0711 when workers of another uid pass through, else 0700), and
+    /// used only when it is a folder of this user's that no one else can write in.
+    static func home(in parent: String, workersPass: Bool) throws(MetascrubError) -> String {
+        let home = "\(parent)/metascrub-\(geteuid())"
+        if mkdir(home, workersPass ? 0o711 : 0o700) != 0, errno != EEXIST {
+            throw .io(operation: "mkdir", path: home, errno: errno)
+        }
+        var st = stat()
+        guard lstat(home, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == geteuid(),
+              st.st_mode & 0o022 == 0 else {
+            throw .io(operation: "use (not a folder of this user's own)", path: home, errno: EPERM)
+        }
+        if workersPass, st.st_mode & 0o711 != 0o711, chmod(home, 0o711) != 0 {
+            throw .io(operation: "chmod", path: home, errno: errno)
+        }
+        return home
+    }
+
     /// A job folder (0700), owned by the workers' uid when they have one of their own; `reservation`: its share of
-    /// a memory spool's budget, held as long as the job.
-    func makeJob(reservation: MemorySpool.Reservation? = nil) throws(ServeError) -> SpoolJob {
+    /// a memory spool's budget, held as long as the job; `preallocate`: the upload's room taken now, so that a full
+    /// file system shows before a byte of the body is read.
+    func makeJob(reservation: MemorySpool.Reservation? = nil,
+                 preallocate: Int64? = nil) throws(ServeError) -> SpoolJob {
         var template = Array("\(path)/job-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot create a spool folder (errno \(errno))")
-        }
-        let job = SpoolJob(directory: String(cString: made), owner: workerOwner, reservation: reservation)
+        guard let made = mkdtemp(&template) else { throw Self.failed("cannot create a spool folder", errno) }
+        let job = SpoolJob(directory: String(cString: made), owner: workerOwner, reservation: reservation,
+                           inputPrepared: preallocate != nil)
         if let owner = workerOwner, chown(job.directory, owner.uid, owner.gid) != 0 {
-            throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot hand a spool folder to the worker (errno \(errno))")
+            throw Self.failed("cannot hand a spool folder to the worker", errno)
         }
+        if let preallocate { try job.prepareInput(preallocate) }
         return job
     }
 
-    func remove() { Self.removeTree(path) }
+    static func failed(_ what: String, _ code: Int32) -> ServeError {
+        ServeError(status: .serviceUnavailable, code: "spool", message: "\(what) (errno \(code))")
+    }
+
+    /// The folder, then `home` when no other server's folder is left in it.
+    func remove() {
+        Self.removeTree(path)
+        rmdir(home)
+    }
 
     static func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
 
-    private static func sweepDeadServers(in parent: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+    /// Removes the folders of dead servers in `home` (see the type's comment).
+    static func sweepDeadServers(in home: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: home) else { return }
         for name in names where name.hasPrefix(prefix) {
             let pidText = name.dropFirst(prefix.count).prefix { $0 != "-" }
-            guard let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            removeTree("\(parent)/\(name)")
+            guard let pid = pid_t(pidText), pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH) else { continue }
+            let folder = "\(home)/\(name)"
+            let fd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { removeTree(folder) }
         }
     }
 }
@@ -61,15 +117,33 @@ final class SpoolJob: Sendable {
     let owner: (uid: UInt32, gid: UInt32)?
     /// Released after the folder is removed (stored properties go after `deinit` ran).
     private let reservation: MemorySpool.Reservation?
+    /// `input` was made (and its room taken) with the folder; `receive` then writes into it.
+    private let inputPrepared: Bool
     var input: String { directory + "/input" }
     var output: String { directory + "/output" }
     var report: String { directory + "/report.json" }
     var summary: String { directory + "/summary.json" }
 
-    init(directory: String, owner: (uid: UInt32, gid: UInt32)? = nil, reservation: MemorySpool.Reservation? = nil) {
+    init(directory: String, owner: (uid: UInt32, gid: UInt32)? = nil, reservation: MemorySpool.Reservation? = nil,
+         inputPrepared: Bool = false) {
         self.directory = directory
         self.owner = owner
         self.reservation = reservation
+        self.inputPrepared = inputPrepared
+    }
+
+    /// Makes `input` with `bytes` of room (the job's own, fresh folder: nothing else can be there yet).
+    fileprivate func prepareInput(_ bytes: Int64) throws(ServeError) {
+        let fd = open(input, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw SpoolDirectory.failed("cannot create the spool file", errno) }
+        defer { close(fd) }
+        if let owner, fchown(fd, owner.uid, owner.gid) != 0 {
+            throw SpoolDirectory.failed("cannot hand the spool file to the worker", errno)
+        }
+        // The room only: the size stays 0 until the body is written (FALLOC_FL_KEEP_SIZE).
+        if bytes > 0, case let code = metascrub_reserve_room(fd, bytes), code != 0 {
+            throw SpoolDirectory.failed("no room for the upload", code)
+        }
     }
 
     /// The files a job's folder normally holds are removed by name (unlink never follows a link), the folder last.
@@ -87,8 +161,9 @@ final class SpoolJob: Sendable {
     }
 
     private func receive(_ body: RequestBody, limit: Int64, progress: UploadProgress) async throws -> Int64 {
-        let fd = open(input, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot create the spool file (errno \(errno))") }
+        let fd = inputPrepared ? open(input, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+                               : open(input, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw SpoolDirectory.failed("cannot create the spool file", errno) }
         defer { close(fd) }
         if let owner, fchown(fd, owner.uid, owner.gid) != 0 {
             throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot hand the spool file to the worker (errno \(errno))")

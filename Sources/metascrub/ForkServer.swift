@@ -63,17 +63,13 @@ enum ForkServer {
 
     /// Started again with every library's calls bound at load (once, before anything else): a library linked for
     /// lazy binding (libstdc++) otherwise has its calls looked up on their first use in each child, which writes
-    /// to, and so copies, the pages holding their addresses.
+    /// to, and so copies, the pages holding their addresses. The same file is started (by descriptor), so an
+    /// upgrade in place cannot put another version behind a running server.
     private static func bindEveryLibraryNow() {
-        guard getenv("LD_BIND_NOW") == nil else { return }
-        // By its own path rather than /proc/self/exe, which would become the process's name in ps.
-        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard readlink("/proc/self/exe", &path, Int(PATH_MAX)) > 0 else { return }
-        setenv("LD_BIND_NOW", "1", 1)
-        let arguments = CommandLine.arguments.map { strdup($0) } + [nil]
-        execv(path, arguments)
-        // Not started again: lazily bound, as before.
-        unsetenv("LD_BIND_NOW")
+        let error = metascrub_reexec_bound_now(CommandLine.unsafeArgv, "metascrub")
+        if error != 0 {
+            FileHandle.standardError.write(Data("metascrub worker: fork server lazily bound (errno \(error))\n".utf8))
+        }
     }
 
     /// In the child: the job is a `WorkerJob` as JSON, from the server; -1 when it is not one.

@@ -61,4 +61,42 @@ final class PerformanceChoicesTests: XCTestCase {
         XCTAssertNil(report.files.first?.sha256Before)
         XCTAssertNil(report.files.first?.sha256After)
     }
+
+    /// A server job writes kept bytes from its mapped input instead of copying them in the kernel: the same output
+    /// bytes, and a failing write is still an error, not a short file.
+    func testAServerJobWritesTheSameBytesFromItsMappedInput() throws {
+        let dir = EngineFixture.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let input = dir + "/big.jpg"
+        // Large enough for runs of kept bytes past the 64 KiB where they stop being buffered.
+        for step in [["/usr/bin/convert", "-size", "900x700", "plasma:fractal", "-seed", "3", "-quality", "95", input],
+                     ["/usr/bin/exiftool", "-q", "-overwrite_original", "-GPSLatitude=48.85", "-Model=Canary", input]] {
+            let tool = Process()
+            tool.executableURL = URL(fileURLWithPath: step[0])
+            tool.arguments = Array(step.dropFirst())
+            try tool.run()
+            tool.waitUntilExit()
+            XCTAssertEqual(tool.terminationStatus, 0, step[0])
+        }
+        XCTAssertGreaterThan(try XCTUnwrap(FileManager.default.attributesOfItem(atPath: input)[.size] as? Int), 1 << 17)
+        let policy = try PolicyCatalog.builtin("strict")
+        var outputs: [Data] = []
+        for privateJob in [false, true] {
+            let output = dir + "/out-\(privateJob).jpg"
+            let options = ProcessingOptions(policy: policy, fileSystem: PosixFileSystem(privateJob: privateJob))
+            let report = FileProcessor(options: options)
+                .clean(InputFile(path: input, relative: "big.jpg"), output: .file(output))
+            XCTAssertEqual(report.status, .cleaned, "\(report.error?.message ?? "")")
+            outputs.append(try Data(contentsOf: URL(fileURLWithPath: output)))
+        }
+        XCTAssertEqual(outputs[0], outputs[1], "a server job's output differs from the CLI's")
+        XCTAssertNil(outputs[1].range(of: Data("Canary".utf8)))
+        let failing = FaultInjectingFileSystem(base: PosixFileSystem(privateJob: true),
+                                               faults: [.init(.write, nth: nil, errno: ENOSPC)])
+        let options = ProcessingOptions(policy: policy, fileSystem: failing)
+        let report = FileProcessor(options: options)
+            .clean(InputFile(path: input, relative: "big.jpg"), output: .file(dir + "/full.jpg"))
+        XCTAssertEqual(report.status, .error)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/full.jpg"), "a failed write left a file")
+    }
 }

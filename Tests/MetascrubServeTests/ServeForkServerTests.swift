@@ -28,6 +28,10 @@ final class ServeForkServerTests: ServeTestCase {
             XCTAssertEqual(pending.finish().status, 200)
         }
         XCTAssertEqual(seen.count, 3, "a worker served more than one file")
+        // Started again with every library bound at load, under its own name.
+        let environment = try String(contentsOfFile: "/proc/\(forkServer)/environ", encoding: .utf8)
+        XCTAssertTrue(environment.split(separator: "\0").contains("LD_BIND_NOW=1"), "the fork server binds lazily")
+        XCTAssertEqual(try String(contentsOfFile: "/proc/\(forkServer)/comm", encoding: .utf8), "metascrub\n")
         for _ in 0..<100 where ServeProcess.workers(of: forkServer) != [] { usleep(10_000) }
         XCTAssertEqual(ServeProcess.workers(of: forkServer), [], "a child outlived its file")
         // The next file's child is already forked, waiting; it has had no file yet.

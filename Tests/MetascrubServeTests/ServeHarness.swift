@@ -132,11 +132,22 @@ final class ServeProcess {
     /// Job folders left in either spool (there must be none once requests are answered).
     var spoolJobs: [String] { jobs(in: spool) + jobs(in: memorySpool) }
 
-    /// Job folders in one spool: its server folders' `job-` entries.
+    /// Job folders in one spool: the entries of its server folders (in `metascrub-<uid>/metascrub-serve-*`) but
+    /// the fork server's warm-up folder.
     func jobs(in spool: String) -> [String] {
-        let roots = (try? FileManager.default.contentsOfDirectory(atPath: spool)) ?? []
-        return roots.flatMap { root in
-            ((try? FileManager.default.contentsOfDirectory(atPath: spool + "/" + root)) ?? []).map { root + "/" + $0 }
+        serverFolders(in: spool).flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("job-") }
+                .map { folder + "/" + $0 }
+        }
+    }
+
+    /// The server folders in a spool (one while a server runs).
+    func serverFolders(in spool: String) -> [String] {
+        let homes = ((try? FileManager.default.contentsOfDirectory(atPath: spool)) ?? [])
+            .filter { $0.hasPrefix("metascrub-") }
+        return homes.flatMap { home in
+            ((try? FileManager.default.contentsOfDirectory(atPath: spool + "/" + home)) ?? [])
+                .filter { $0.hasPrefix("metascrub-serve-") }.map { spool + "/" + home + "/" + $0 }
         }
     }
 

@@ -35,7 +35,14 @@ final class ServeSandboxTests: ServeTestCase {
         try attack(asServer: (1000, 1000), expectedWorkerUID: 1000)
     }
 
-    private func attack(asServer user: (uid: UInt32, gid: UInt32)?, expectedWorkerUID: UInt32) throws {
+    /// The same attack on a job in the disk spool (the memory spool off), where larger uploads wait.
+    func testEscapesFromAConfinedWorkerFailOnTheDiskSpool() throws {
+        guard geteuid() == 0 else { throw XCTSkip("the root half needs the tests to run as root") }
+        try attack(asServer: nil, expectedWorkerUID: 65534, memorySpool: false)
+    }
+
+    private func attack(asServer user: (uid: UInt32, gid: UInt32)?, expectedWorkerUID: UInt32,
+                        memorySpool: Bool = true) throws {
         let library = scratch + "/worker-attack.so"
         let source = ServeProcess.repo.appendingPathComponent("Tests/WorkerAttack/worker-attack.c").path
         let cc = Curl.run(["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"], executable: "/usr/bin/cc")
@@ -54,15 +61,15 @@ final class ServeSandboxTests: ServeTestCase {
         unlink(escape)
         let (listener, port) = try Self.loopbackListener()
         defer { close(listener) }
-        let server = try start(["--token-file", token], stallMs: 1, environment: [
+        let spoolChoice = memorySpool ? [] : ["--memory-spool-bytes", "0"]
+        let server = try start(["--token-file", token] + spoolChoice, stallMs: 1, environment: [
             "LD_PRELOAD": library, "METASCRUB_ATTACK": "1", "METASCRUB_ATTACK_PORT": String(port),
             "METASCRUB_ATTACK_TOKEN": token,
         ], user: user)
         // Another request's folder, as the workers' uid owns it: the attacker must neither read nor rewrite it. In
-        // the memory spool, where the attacker's own small upload waits.
-        let spool = server.memorySpool
-        let root = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: spool).first)
-        let planted = spool + "/" + root + "/job-planted"
+        // the spool where the attacker's own upload waits.
+        let folder = try XCTUnwrap(server.serverFolders(in: memorySpool ? server.memorySpool : server.spool).first)
+        let planted = folder + "/job-planted"
         try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: false)
         FileManager.default.createFile(atPath: planted + "/input", contents: Data("another client's upload".utf8))
         let owner = user?.uid ?? expectedWorkerUID
@@ -84,7 +91,7 @@ final class ServeSandboxTests: ServeTestCase {
         // The server forks workers from its fork server: the attack ran in a forked child, not an exec'd worker.
         XCTAssertTrue(server.serverLog.contains("metascrub-attack-worker forked"),
                       "not a forked worker: \(server.serverLog)")
-        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(spool)/\(root)/job-") == true,
+        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(folder)/job-") == true,
                       "attack aimed wrong: \(job ?? "")")
         var outcomes: [String: (rc: String, errno: String)] = [:]
         for line in lines {
@@ -111,7 +118,7 @@ final class ServeSandboxTests: ServeTestCase {
         XCTAssertEqual(memory, Array(repeating: "metascrub-attack jobs-in-memory own=1 other=0", count: 2))
         XCTAssertEqual(FileManager.default.contents(atPath: planted + "/input"), Data("another client's upload".utf8))
         XCTAssertFalse(FileManager.default.fileExists(atPath: escape))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: spool + "/" + root + "/escape"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/escape"))
     }
 
     /// A TCP listener on loopback the worker must not reach.

@@ -58,4 +58,44 @@ final class ServeSpoolTests: ServeTestCase {
         XCTAssertEqual(memory, 0)
         XCTAssertEqual(disk, 1)
     }
+
+    /// Each job's share comes back when its request ends, however it ended: with room for one 8 MB upload only, an
+    /// aborted upload and then a finished request leave room for the next.
+    func testTheBudgetComesBackWhenARequestEnds() throws {
+        let big = scratch + "/big.bin"
+        FileManager.default.createFile(atPath: big, contents: Data(count: 8 << 20))
+        let server = try start(["--memory-spool-bytes", String(16 << 20)], stallMs: 400)
+        let aborted = Curl.run(["-s", "-o", "/dev/null", "-X", "POST", "--data-binary", "@" + big, "--limit-rate", "1M",
+                                "--max-time", "1", server.base + "/v1/clean"])
+        XCTAssertEqual(aborted.status, 28, "curl should have timed out mid-upload")
+        for _ in 0..<100 where !server.spoolJobs.isEmpty { usleep(50_000) }
+        for round in 0..<2 {
+            let (memory, disk, _) = try spoolOfJob(server)
+            XCTAssertEqual(memory, 1, "round \(round): the budget was not given back")
+            XCTAssertEqual(disk, 0)
+        }
+    }
+
+    /// What a killed server left in the memory spool is removed by the next one; a folder whose server still holds
+    /// its lock is not, whatever its PID says.
+    func testADeadServersFolderIsSweptAndALiveOneKept() throws {
+        let parent = "/dev/shm/metascrub-test-" + UUID().uuidString
+        let home = parent + "/metascrub-\(geteuid())"
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        // Past any PID the kernel hands out (pid_max is at most 2^22): its process is surely gone.
+        let dead = home + "/metascrub-serve-4194305-dead", held = home + "/metascrub-serve-4194305-held"
+        for folder in [dead + "/job-x", held + "/job-y"] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: folder + "/input", contents: Data("an upload".utf8))
+        }
+        chmod(home, 0o700)
+        let lock = open(held, O_RDONLY | O_DIRECTORY)
+        defer { close(lock) }
+        XCTAssertEqual(flock(lock, LOCK_EX | LOCK_NB), 0)
+        let server = try start(["--memory-spool", parent])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dead), "a dead server's folder was left")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: held + "/job-y/input"),
+                      "a live server's folder was removed")
+        server.stop()
+    }
 }

@@ -46,7 +46,8 @@ final class ServeTests: ServeTestCase {
         let report = String(decoding: parts[0], as: UTF8.self)
         XCTAssertTrue(report.contains("\"schema_version\""), report)
         XCTAssertTrue(report.contains("\"status\" : \"cleaned\""), report)
-        XCTAssertFalse(report.contains(server.spool), "server paths leak into the report")
+        XCTAssertFalse(report.contains(server.spool) || report.contains(server.memorySpool),
+                       "server paths leak into the report")
         XCTAssertTrue(String(decoding: parts[1].prefix(120), as: UTF8.self).contains("Content-Type: application/octet-stream"))
     }
 
@@ -257,7 +258,10 @@ final class ServeTests: ServeTestCase {
         XCTAssertEqual(result.headers["metascrub-status"], "cleaned")
         server.process.waitUntilExit()
         XCTAssertEqual(server.process.terminationStatus, 0, server.serverLog)
-        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: server.spool)) ?? ["?"], [], "spool left behind")
+        for spool in [server.spool, server.memorySpool] {
+            XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: spool)) ?? ["?"], [],
+                           "spool left behind")
+        }
         XCTAssertNotEqual(Curl.get(server.base + "/healthz", scratch: scratch).status, 200)
     }
 
@@ -291,13 +295,19 @@ final class ServeTests: ServeTestCase {
 
     func testServeSectionOfConfigFile() throws {
         let port = try ServeProcess.freePort()
-        let config = write(Data("schema: 1\npolicy: share\nserve:\n  listen: 127.0.0.1:\(port)\n  max-bytes: 1K\n  workers: 1\n".utf8), "metascrub.yaml")
+        // The memory spool's folder is relative to the config file's.
+        let yaml = "schema: 1\npolicy: share\nserve:\n  listen: 127.0.0.1:\(port)\n  max-bytes: 1K\n"
+            + "  workers: 1\n  memory-spool: mem\n  memory-spool-bytes: 1M\n"
+        let config = write(Data(yaml.utf8), "metascrub.yaml")
         let directory = scratch + "/cfg"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: scratch + "/mem", withIntermediateDirectories: true)
+        let log = scratch + "/config-server.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ServeProcess.binary)
         process.arguments = ["serve", "--config", config, "--spool", directory]
-        process.standardError = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
         defer {
             kill(process.processIdentifier, SIGTERM)
@@ -309,9 +319,23 @@ final class ServeTests: ServeTestCase {
             if !answered { usleep(50_000) }
         }
         XCTAssertTrue(answered, "not listening on the configured address")
+        let started = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        XCTAssertTrue(started.contains("memory spool 1048576 bytes in \(scratch!)/mem/metascrub-"), started)
         let policies = Curl.get("http://127.0.0.1:\(port)/v1/policies", scratch: scratch).body
         let list = try XCTUnwrap(JSONSerialization.jsonObject(with: policies) as? [[String: Any]])
         XCTAssertEqual(list.first { $0["default"] as? Bool == true }?["name"] as? String, "share")
         XCTAssertEqual(Curl.post("http://127.0.0.1:\(port)/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"), scratch: scratch).status, 413)
+    }
+
+    /// A memory spool the operator named must be usable, and its size a size: either is a usage error at start.
+    func testABadMemorySpoolStopsTheStart() throws {
+        let missing = Curl.run(["serve", "--no-config", "--listen", "127.0.0.1:0", "--memory-spool", scratch + "/none"],
+                               executable: ServeProcess.binary)
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertTrue(missing.stderr.contains(scratch + "/none"), missing.stderr)
+        let size = Curl.run(["serve", "--no-config", "--listen", "127.0.0.1:0", "--memory-spool-bytes", "lots"],
+                            executable: ServeProcess.binary)
+        XCTAssertNotEqual(size.status, 0)
+        XCTAssertTrue(size.stderr.contains("--memory-spool-bytes"), size.stderr)
     }
 }
