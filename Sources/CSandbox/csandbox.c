@@ -10,7 +10,6 @@
 #include <sys/prctl.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
-#include <linux/falloc.h>
 #include <sys/resource.h>
 #include <dirent.h>
 #include <stdlib.h>
@@ -163,10 +162,6 @@ void metascrub_reap(pid_t pid) {
 }
 
 int metascrub_sandbox_landlock_abi(void) { return metascrub_landlock_abi(); }
-
-int metascrub_reserve_room(int fd, long long bytes) {
-    return fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes) == 0 ? 0 : errno;
-}
 
 long long metascrub_tmpfs_bytes(const char *path) {
     struct statfs fs;

@@ -55,8 +55,8 @@ final class MemorySpool: Sendable {
         return MemorySpool(directory: directory, budget: min(bytes, size / 2))
     }
 
-    /// A job folder here for an upload of `uploadBytes`, its room taken, or nil: the length is not known, the
-    /// budget is taken, or the file system has no room or no folder for it (the caller uses the disk spool).
+    /// A job folder here for an upload of `uploadBytes`, or nil: the length is not known, the budget is taken, or
+    /// the file system has no room or no folder for it (the caller uses the disk spool).
     func makeJob(uploadBytes: Int64?) -> SpoolJob? {
         guard let uploadBytes, uploadBytes >= 0, uploadBytes <= budget / 2 else { return nil }
         let cost = 2 * uploadBytes
@@ -66,7 +66,11 @@ final class MemorySpool: Sendable {
             return true
         }
         guard taken else { return nil }
-        return try? directory.makeJob(reservation: Reservation(cost, of: self), preallocate: uploadBytes)
+        let reservation = Reservation(cost, of: self)
+        // Others share the file system: without room for the upload and its copy now, the disk spool takes it.
+        var fs = statvfs()
+        guard statvfs(directory.path, &fs) == 0, Int64(fs.f_bavail) * Int64(fs.f_frsize) >= cost else { return nil }
+        return try? directory.makeJob(reservation: reservation)
     }
 
     /// What the jobs here hold now, in budget bytes.

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CSandbox
 import Foundation
 import Hummingbird
 import MetascrubCore
@@ -68,18 +67,14 @@ final class SpoolDirectory: Sendable {
     }
 
     /// A job folder (0700), owned by the workers' uid when they have one of their own; `reservation`: its share of
-    /// a memory spool's budget, held as long as the job; `preallocate`: the upload's room taken now, so that a full
-    /// file system shows before a byte of the body is read.
-    func makeJob(reservation: MemorySpool.Reservation? = nil,
-                 preallocate: Int64? = nil) throws(ServeError) -> SpoolJob {
+    /// a memory spool's budget, held as long as the job.
+    func makeJob(reservation: MemorySpool.Reservation? = nil) throws(ServeError) -> SpoolJob {
         var template = Array("\(path)/job-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Self.failed("cannot create a spool folder", errno) }
-        let job = SpoolJob(directory: String(cString: made), owner: workerOwner, reservation: reservation,
-                           inputPrepared: preallocate != nil)
+        let job = SpoolJob(directory: String(cString: made), owner: workerOwner, reservation: reservation)
         if let owner = workerOwner, chown(job.directory, owner.uid, owner.gid) != 0 {
             throw Self.failed("cannot hand a spool folder to the worker", errno)
         }
-        if let preallocate { try job.prepareInput(preallocate) }
         return job
     }
 
@@ -117,33 +112,15 @@ final class SpoolJob: Sendable {
     let owner: (uid: UInt32, gid: UInt32)?
     /// Released after the folder is removed (stored properties go after `deinit` ran).
     private let reservation: MemorySpool.Reservation?
-    /// `input` was made (and its room taken) with the folder; `receive` then writes into it.
-    private let inputPrepared: Bool
     var input: String { directory + "/input" }
     var output: String { directory + "/output" }
     var report: String { directory + "/report.json" }
     var summary: String { directory + "/summary.json" }
 
-    init(directory: String, owner: (uid: UInt32, gid: UInt32)? = nil, reservation: MemorySpool.Reservation? = nil,
-         inputPrepared: Bool = false) {
+    init(directory: String, owner: (uid: UInt32, gid: UInt32)? = nil, reservation: MemorySpool.Reservation? = nil) {
         self.directory = directory
         self.owner = owner
         self.reservation = reservation
-        self.inputPrepared = inputPrepared
-    }
-
-    /// Makes `input` with `bytes` of room (the job's own, fresh folder: nothing else can be there yet).
-    fileprivate func prepareInput(_ bytes: Int64) throws(ServeError) {
-        let fd = open(input, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SpoolDirectory.failed("cannot create the spool file", errno) }
-        defer { close(fd) }
-        if let owner, fchown(fd, owner.uid, owner.gid) != 0 {
-            throw SpoolDirectory.failed("cannot hand the spool file to the worker", errno)
-        }
-        // The room only: the size stays 0 until the body is written (FALLOC_FL_KEEP_SIZE).
-        if bytes > 0, case let code = metascrub_reserve_room(fd, bytes), code != 0 {
-            throw SpoolDirectory.failed("no room for the upload", code)
-        }
     }
 
     /// The files a job's folder normally holds are removed by name (unlink never follows a link), the folder last.
@@ -161,8 +138,7 @@ final class SpoolJob: Sendable {
     }
 
     private func receive(_ body: RequestBody, limit: Int64, progress: UploadProgress) async throws -> Int64 {
-        let fd = inputPrepared ? open(input, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-                               : open(input, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = open(input, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SpoolDirectory.failed("cannot create the spool file", errno) }
         defer { close(fd) }
         if let owner, fchown(fd, owner.uid, owner.gid) != 0 {

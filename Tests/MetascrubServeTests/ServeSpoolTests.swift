@@ -10,12 +10,12 @@ import Glibc
 /// rest in the disk spool. Seen while a stalled worker holds the job, and checked with exiftool on the answer.
 final class ServeSpoolTests: ServeTestCase {
     /// The spool (memory or disk) holding the one job in flight, once its worker runs; the answer.
-    private func spoolOfJob(_ server: ServeProcess,
-                            extra: [String] = []) throws -> (memory: Int, disk: Int, CurlResult) {
+    private func spoolOfJob(_ server: ServeProcess, extra: [String] = [],
+                            memorySpool: String? = nil) throws -> (memory: Int, disk: Int, CurlResult) {
         let pending = Curl.start(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
                                  extra: extra, scratch: scratch)
         _ = try XCTUnwrap(server.waitForWorker(), "no worker started")
-        let memory = server.jobs(in: server.memorySpool).count, disk = server.jobs(in: server.spool).count
+        let memory = server.jobs(in: memorySpool ?? server.memorySpool).count, disk = server.jobs(in: server.spool).count
         let result = pending.finish()
         XCTAssertEqual(result.status, 200, result.bodyText)
         XCTAssertEqual(server.spoolJobs, [], "a job folder outlived its request")
@@ -96,6 +96,23 @@ final class ServeSpoolTests: ServeTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: dead), "a dead server's folder was left")
         XCTAssertTrue(FileManager.default.fileExists(atPath: held + "/job-y/input"),
                       "a live server's folder was removed")
+        server.stop()
+    }
+
+    /// A memory spool whose file system others filled: the upload goes to the disk spool instead of failing there.
+    func testAFullMemorySpoolSendsTheUploadToDisk() throws {
+        guard geteuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
+        let small = scratch + "/small-shm"
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        let mounted = Curl.run(["-t", "tmpfs", "-o", "size=1M", "tmpfs", small], executable: "/usr/bin/mount")
+        XCTAssertEqual(mounted.status, 0, mounted.stderr)
+        defer { _ = Curl.run([small], executable: "/usr/bin/umount") }
+        let server = try start(["--memory-spool", small], stallMs: 300)
+        // Someone else's file leaves one page, less than the upload and its cleaned copy need.
+        FileManager.default.createFile(atPath: small + "/other", contents: Data(count: (1 << 20) - 4096))
+        let (memory, disk, _) = try spoolOfJob(server, memorySpool: small)
+        XCTAssertEqual(memory, 0, "the job went to a full memory spool")
+        XCTAssertEqual(disk, 1)
         server.stop()
     }
 }

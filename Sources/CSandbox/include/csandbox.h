@@ -63,9 +63,6 @@ int metascrub_make_undumpable(void);
 /// (the process then goes on, lazily bound); does not return otherwise.
 int metascrub_reexec_bound_now(char *const argv[], const char *name);
 
-/// Takes `bytes` of room for the file `fd` without changing its size (fallocate, FALLOC_FL_KEEP_SIZE): 0 or an errno.
-int metascrub_reserve_room(int fd, long long bytes);
-
 /// The size in bytes of the tmpfs holding `path`; 0 when `path` is on another kind of file system, -errno when it
 /// cannot be examined.
 long long metascrub_tmpfs_bytes(const char *path);
