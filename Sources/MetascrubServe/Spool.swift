@@ -142,7 +142,7 @@ final class SpoolJob: Sendable {
         guard fd >= 0 else { throw SpoolDirectory.failed("cannot create the spool file", errno) }
         defer { close(fd) }
         if let owner, fchown(fd, owner.uid, owner.gid) != 0 {
-            throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot hand the spool file to the worker (errno \(errno))")
+            throw SpoolDirectory.failed("cannot hand the spool file to the worker", errno)
         }
         var total: Int64 = 0
         for try await buffer in body {
@@ -155,7 +155,7 @@ final class SpoolJob: Sendable {
                     let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
                     if n < 0, errno == EINTR { continue }
                     guard n > 0 else {
-                        throw ServeError(status: .serviceUnavailable, code: "spool", message: "cannot write the spool file (errno \(errno))")
+                        throw SpoolDirectory.failed("cannot write the spool file", errno)
                     }
                     offset += n
                 }
@@ -218,7 +218,9 @@ final class OpenFile: Sendable {
             let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunk) { raw in
                 max(0, pread(fd, raw.baseAddress, min(raw.count, chunk), off_t(offset)))
             }
-            guard n > 0 else { throw ServeError(status: .internalServerError, code: "io", message: "the cleaned file could not be read back") }
+            guard n > 0 else {
+                throw ServeError(status: .internalServerError, code: "io", message: "the cleaned file could not be read back")
+            }
             offset += Int64(n)
             try await writer.write(buffer)
         }

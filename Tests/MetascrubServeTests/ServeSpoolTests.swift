@@ -15,7 +15,8 @@ final class ServeSpoolTests: ServeTestCase {
         let pending = Curl.start(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
                                  extra: extra, scratch: scratch)
         _ = try XCTUnwrap(server.waitForWorker(), "no worker started")
-        let memory = server.jobs(in: memorySpool ?? server.memorySpool).count, disk = server.jobs(in: server.spool).count
+        let memory = server.jobs(in: memorySpool ?? server.memorySpool).count
+        let disk = server.jobs(in: server.spool).count
         let result = pending.finish()
         XCTAssertEqual(result.status, 200, result.bodyText)
         XCTAssertEqual(server.spoolJobs, [], "a job folder outlived its request")
