@@ -31,7 +31,8 @@ final class MemorySpool: Sendable {
                      explicit: Bool) throws(MetascrubError) -> MemorySpool? {
         guard let parent else { return nil }
         guard bytes > 0 else {
-            SpoolDirectory.sweepDeadServers(in: "\(parent)/metascrub-\(geteuid())")
+            let home = "\(parent)/metascrub-\(geteuid())"
+            if SpoolDirectory.isOwn(home) { SpoolDirectory.sweepDeadServers(in: home) }
             return nil
         }
         var size = metascrub_tmpfs_bytes(parent)

@@ -15,8 +15,9 @@ import Glibc
 /// container's PID 1).
 final class SpoolDirectory: Sendable {
     let path: String
-    /// This user's folder of server folders.
-    let home: String
+    /// This user's folder of server folders; nil when someone else's is in the way (the folder is then made in
+    /// the parent itself).
+    let home: String?
     /// Who owns the job folders (the workers' uid and gid), when that is not the server.
     let workerOwner: (uid: UInt32, gid: UInt32)?
     /// The folder, opened and locked (flock) while this server lives.
@@ -25,16 +26,19 @@ final class SpoolDirectory: Sendable {
 
     init(parent: String, workerOwner: (uid: UInt32, gid: UInt32)? = nil) throws(MetascrubError) {
         var made: String?
-        var home = ""
+        var home: String?
         // Twice: another server's exit may remove an empty `home` between its creation here and the mkdtemp.
         for _ in 0..<2 where made == nil {
+            // Someone else's `metascrub-<euid>` (planted in a shared /tmp) must not keep the server from starting:
+            // its folder then goes in the parent itself, and nothing there is swept.
             home = try Self.home(in: parent, workersPass: workerOwner != nil)
-            Self.sweepDeadServers(in: home)
-            var template = Array("\(home)/\(Self.prefix)\(getpid())-XXXXXX".utf8CString)
+            if let home { Self.sweepDeadServers(in: home) }
+            let folder = home ?? parent
+            var template = Array("\(folder)/\(Self.prefix)\(getpid())-XXXXXX".utf8CString)
             made = mkdtemp(&template).map { String(cString: $0) }
-            if made == nil, errno != ENOENT { throw .io(operation: "mkdtemp", path: home, errno: errno) }
+            if made == nil, errno != ENOENT { throw .io(operation: "mkdtemp", path: folder, errno: errno) }
         }
-        guard let made else { throw .io(operation: "mkdtemp", path: home, errno: ENOENT) }
+        guard let made else { throw .io(operation: "mkdtemp", path: home ?? parent, errno: ENOENT) }
         path = made
         self.home = home
         self.workerOwner = workerOwner
@@ -48,19 +52,16 @@ final class SpoolDirectory: Sendable {
 
     deinit { close(lock) }
 
-    /// `parent/metascrub-<euid>`, made if needed (0711 when workers of another uid pass through, else 0700), and
-    /// used only when it is a folder of this user's that no one else can write in.
-    static func home(in parent: String, workersPass: Bool) throws(MetascrubError) -> String {
+    /// `parent/metascrub-<euid>`, made if needed (0711 when workers of another uid pass through, else 0700); nil
+    /// when what is there is not a folder of this user's that no one else can write in.
+    static func home(in parent: String, workersPass: Bool) throws(MetascrubError) -> String? {
         let home = "\(parent)/metascrub-\(geteuid())"
         if mkdir(home, workersPass ? 0o711 : 0o700) != 0, errno != EEXIST {
             throw .io(operation: "mkdir", path: home, errno: errno)
         }
+        guard isOwn(home) else { return nil }
         var st = stat()
-        guard lstat(home, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == geteuid(),
-              st.st_mode & 0o022 == 0 else {
-            throw .io(operation: "use (not a folder of this user's own)", path: home, errno: EPERM)
-        }
-        if workersPass, st.st_mode & 0o711 != 0o711, chmod(home, 0o711) != 0 {
+        if workersPass, lstat(home, &st) == 0, st.st_mode & 0o711 != 0o711, chmod(home, 0o711) != 0 {
             throw .io(operation: "chmod", path: home, errno: errno)
         }
         return home
@@ -82,10 +83,17 @@ final class SpoolDirectory: Sendable {
         ServeError(status: .serviceUnavailable, code: "spool", message: "\(what) (errno \(code))")
     }
 
+    /// Whether `path` is a folder (not a link) of this user's that no one else can write in.
+    static func isOwn(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR && st.st_uid == geteuid()
+            && st.st_mode & 0o022 == 0
+    }
+
     /// The folder, then `home` when no other server's folder is left in it.
     func remove() {
         Self.removeTree(path)
-        rmdir(home)
+        if let home { rmdir(home) }
     }
 
     static func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
@@ -219,7 +227,8 @@ final class OpenFile: Sendable {
                 max(0, pread(fd, raw.baseAddress, min(raw.count, chunk), off_t(offset)))
             }
             guard n > 0 else {
-                throw ServeError(status: .internalServerError, code: "io", message: "the cleaned file could not be read back")
+                throw ServeError(status: .internalServerError, code: "io",
+                                 message: "the cleaned file could not be read back")
             }
             offset += Int64(n)
             try await writer.write(buffer)

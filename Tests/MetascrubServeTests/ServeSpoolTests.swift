@@ -116,4 +116,23 @@ final class ServeSpoolTests: ServeTestCase {
         XCTAssertEqual(disk, 1)
         server.stop()
     }
+
+    /// Someone else's `metascrub-<uid>` in a shared folder neither keeps the server from starting nor is swept.
+    func testSomeoneElsesFolderIsLeftAndTheServerStarts() throws {
+        guard geteuid() == 0 else { throw XCTSkip("planting a folder of another user's needs root") }
+        let parent = scratch + "/shared"
+        let planted = parent + "/metascrub-0/metascrub-serve-4194305-dead"
+        try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: true)
+        chmod(parent, 0o1777)
+        chown(parent + "/metascrub-0", 65534, 65534)
+        let server = try start(["--spool", parent, "--memory-spool-bytes", "0"])
+        // Its folder went in the shared folder itself.
+        let beside = try FileManager.default.contentsOfDirectory(atPath: parent)
+        XCTAssertTrue(beside.contains { $0.hasPrefix("metascrub-serve-") }, "\(beside)")
+        let result = Curl.post(server.base + "/v1/clean", file: ServeProcess.fixture("jpeg/gps-full.jpg"),
+                               scratch: scratch)
+        XCTAssertEqual(result.status, 200, result.bodyText + server.serverLog)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: planted), "a folder of someone else's was swept")
+        server.stop()
+    }
 }
