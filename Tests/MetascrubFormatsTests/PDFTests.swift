@@ -110,6 +110,18 @@ final class PDFTests: XCTestCase {
         XCTAssertTrue(keys.contains { $0.hasPrefix("exif:") && $0.contains("GPS") }, "the attached photo's GPS: \(keys.sorted())")
     }
 
+    /// An application's /PieceInfo points at private objects nobody reads (here one holds a user's path): a policy
+    /// that keeps the software category but removes identity must not keep them under that name.
+    func testPieceInfoIsNotKeptUnread() throws {
+        var policy = Run.policy("location")
+        policy.categories[.identity] = .remove
+        policy.categories[.content] = .remove
+        let output = dir.file("software-kept.pdf")
+        XCTAssertEqual(Run.clean(Fixture.path("pdf/annotated.pdf"), to: output, policy: policy).status, .cleaned)
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: output))
+        XCTAssertNil(bytes.range(of: Data("/home/".utf8)), "a user's path stayed inside /PieceInfo's private data")
+    }
+
     func testCleanIsAFixedPoint() throws {
         for policy in ["strict", "share", "location"] {
             let first = dir.file("first-\(policy).pdf"), second = dir.file("second-\(policy).pdf")

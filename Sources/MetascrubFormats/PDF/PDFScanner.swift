@@ -153,8 +153,10 @@ struct PDFScanner {
             case "/Metadata" where document.isStream(value):
                 xmp(value, owner: place, location: "\(prefix)/Metadata")
             case "/PieceInfo":
+                // The application's private objects it points to are not read (they held a user's path in a file
+                // made for it): unknown, so no policy keeps them for the name of the category alone.
                 remove(key, in: place, "pdf:PieceInfo", .software, location: location, value: document.text(value),
-                       detail: "\(what) /PieceInfo: the editing application's private data")
+                       detail: "\(what) /PieceInfo: the editing application's private data", unknown: true)
             case "/LastModified" where isPage || isCatalog || document.isStream(oh):
                 remove(key, in: place, "pdf:LastModified", .time, location: location, value: document.text(value),
                        detail: "\(what) modification time")
