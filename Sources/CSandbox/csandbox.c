@@ -13,8 +13,10 @@
 #include <sys/resource.h>
 #include <dirent.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -114,6 +116,26 @@ long long metascrub_sandbox_limit(int resource) {
 
 extern char **environ;
 
+int metascrub_reexec_bound_now(char *const argv[], const char *name) {
+    if (getenv("LD_BIND_NOW") != NULL) {
+        // Started through a descriptor, the process is named after its number: give it its own name back.
+        prctl(PR_SET_NAME, name, 0, 0, 0);
+        return 0;
+    }
+    size_t count = 0;
+    while (environ[count] != NULL) count++;
+    char **envp = calloc(count + 2, sizeof *envp);
+    if (envp == NULL) return ENOMEM;
+    memcpy(envp, environ, count * sizeof *envp);
+    envp[count] = "LD_BIND_NOW=1";
+    int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+    if (self >= 0) syscall(SYS_execveat, self, "", argv, envp, AT_EMPTY_PATH);
+    int error = errno;
+    if (self >= 0) close(self);
+    free(envp);
+    return error;
+}
+
 int metascrub_spawn(const char *path, char *const argv[], pid_t *pid) {
     return metascrub_spawn_with(path, argv, -1, -1, pid);
 }
@@ -163,10 +185,11 @@ void metascrub_reap(pid_t pid) {
 
 int metascrub_sandbox_landlock_abi(void) { return metascrub_landlock_abi(); }
 
-long long metascrub_tmpfs_bytes(const char *path) {
+long long metascrub_file_system_bytes(const char *path, int *tmpfs) {
     struct statfs fs;
     if (statfs(path, &fs) != 0) return -errno;
-    return fs.f_type == TMPFS_MAGIC ? (long long)fs.f_blocks * (long long)fs.f_bsize : 0;
+    *tmpfs = fs.f_type == TMPFS_MAGIC;
+    return (long long)fs.f_blocks * (long long)fs.f_bsize;
 }
 
 int metascrub_make_undumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : errno; }

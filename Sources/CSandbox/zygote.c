@@ -121,8 +121,9 @@ static int fork_spare(struct zygote_child *slots, const struct metascrub_zygote_
     }
     // Named apart from birth, so that ps (and the tests) never take the spare for a child with a file; the name goes
     // back in the parent at once.
-    char name[16] = { 0 };
-    prctl(PR_GET_NAME, name, 0, 0, 0);
+    // The parent's own name, read once: it never changes.
+    static char name[16];
+    if (name[0] == '\0') prctl(PR_GET_NAME, name, 0, 0, 0);
     prctl(PR_SET_NAME, "metascrub-spare", 0, 0, 0);
     pid_t pid = fork();
     if (pid == 0) {
@@ -333,28 +334,6 @@ int metascrub_zygote_serve(int in, int out, const struct metascrub_zygote_runner
         // A line longer than the buffer is not one the server sends: drop it rather than stall.
         if (filled == ZYGOTE_LINE - 1) filled = 0;
     }
-}
-
-extern char **environ;
-
-int metascrub_reexec_bound_now(char *const argv[], const char *name) {
-    if (getenv("LD_BIND_NOW") != NULL) {
-        // Started through a descriptor, the process is named after its number: give it its own name back.
-        prctl(PR_SET_NAME, name, 0, 0, 0);
-        return 0;
-    }
-    size_t count = 0;
-    while (environ[count] != NULL) count++;
-    char **envp = calloc(count + 2, sizeof *envp);
-    if (envp == NULL) return ENOMEM;
-    memcpy(envp, environ, count * sizeof *envp);
-    envp[count] = "LD_BIND_NOW=1";
-    int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
-    if (self >= 0) syscall(SYS_execveat, self, "", argv, envp, AT_EMPTY_PATH);
-    int error = errno;
-    if (self >= 0) close(self);
-    free(envp);
-    return error;
 }
 
 int metascrub_spawn_piped(const char *path, char *const argv[], int in, int out, pid_t *pid) {

@@ -99,7 +99,6 @@ struct GroupCommitFileSystem: FileSystem {
         try base.createTemporary(in: directory, hint: hint)
     }
     func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws { try base.write(fd, bytes, path: path) }
-    var writesFromMemory: Bool { base.writesFromMemory }
     func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int {
         try base.copyRange(from: input, offset: &offset, to: fd, count: count, path: path)
     }

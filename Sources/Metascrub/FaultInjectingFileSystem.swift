@@ -86,8 +86,6 @@ public final class FaultInjectingFileSystem: FileSystem {
         try base.write(fd, bytes, path: path)
     }
 
-    public var writesFromMemory: Bool { base.writesFromMemory }
-
     public func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int {
         try check(.copyRange, "copy", path)
         return try base.copyRange(from: input, offset: &offset, to: fd, count: count, path: path)

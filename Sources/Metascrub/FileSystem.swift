@@ -23,8 +23,6 @@ public protocol FileSystem: Sendable {
     func createTemporary(in directory: String, hint: String) throws -> (fd: Int32, path: String)
     /// Writes all of `bytes` at the descriptor's position (retrying short writes and EINTR).
     func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws
-    /// Kept bytes of a source held in memory are written from there rather than copied in the kernel.
-    var writesFromMemory: Bool { get }
     /// Copies up to `count` bytes in the kernel (copy_file_range); returns how many were copied, 0 when the
     /// kernel cannot copy between these files (the caller falls back to read and write).
     func copyRange(from input: Int32, offset: inout Int64, to fd: Int32, count: Int, path: String) throws -> Int
@@ -53,8 +51,6 @@ public protocol FileSystem: Sendable {
 
 extension FileSystem {
     // Defaults, so test doubles written before these calls existed still conform; they can override them.
-    public var writesFromMemory: Bool { false }
-
     public func openForReading(_ path: String) throws -> FileByteSource { try FileByteSource(path: path) }
     public func openOwnTemporary(_ path: String) throws -> FileByteSource { try FileByteSource(path: path, mapOwnFile: true) }
 
@@ -151,10 +147,6 @@ public struct PosixFileSystem: FileSystem {
     }
 
     public func startWriteback(_ fd: Int32) { if !privateJob { WritebackStarter.start(fd) } }
-
-    /// A private job's small input is mapped: a write from the mapping is one copy where the kernel's copy (a
-    /// splice through a pipe, on file systems that cannot share extents) costs half as much again.
-    public var writesFromMemory: Bool { privateJob }
 
     public func close(_ fd: Int32) { _ = Glibc.close(fd) }
 

@@ -43,9 +43,9 @@ final class FileSystemOutputSink: PatchableOutputSink {
         }
         var at = offset
         var left = count
-        // A source held in memory (a server job's mapped input) is written from there in one go when the file
-        // system prefers it: one copy, where reading it into buffers first made two.
-        if count >= 64 * 1024, source.isInMemory, fileSystem.writesFromMemory {
+        // A mapped source (a server job's input) is written from the mapping in one go: one copy, where the kernel's
+        // copy (a splice through a pipe, on file systems that cannot share extents) costs half as much again.
+        if count >= 64 * 1024, source.isMapped {
             try flush()
             try source.withBytes(at: at, count: Int(left)) { try fileSystem.write(fd, $0, path: path) }
             flushed += left

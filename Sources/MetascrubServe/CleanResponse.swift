@@ -22,15 +22,12 @@ enum CleanResponse {
         return headers
     }
 
-    /// The report, streamed from the worker's file (the job asked for it). `job` is held until the body is sent:
-    /// its files (and their share of a memory spool) are removed only then.
-    static func report(_ result: WorkerResult, _ report: OpenFile, status: HTTPResponse.Status,
-                       holding job: SpoolJob) -> Response {
+    /// The report, streamed from the worker's file (the job asked for it).
+    static func report(_ result: WorkerResult, _ report: OpenFile, status: HTTPResponse.Status) -> Response {
         var headers = summaryHeaders(result)
         headers[.contentType] = "application/json"
         headers[.contentLength] = String(report.size)
         let body = ResponseBody(contentLength: Int(report.size)) { writer in
-            defer { withExtendedLifetime(job) {} }
             try await report.stream(to: &writer)
             try await writer.finish(nil)
         }
@@ -38,17 +35,15 @@ enum CleanResponse {
     }
 
     /// 200 with the cleaned bytes; with the report (the client asked for it), `multipart/mixed` with the report
-    /// first and the bytes second, both streamed. `job` is held until the body is sent, as for `report`.
-    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?,
-                     holding job: SpoolJob) -> Response {
+    /// first and the bytes second, both streamed.
+    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?) -> Response {
         var headers = summaryHeaders(result)
         let type = contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         guard let report = result.report else {
             headers[.contentType] = type
             headers[.contentLength] = String(file.size)
             return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: Int(file.size)) { writer in
-                defer { withExtendedLifetime(job) {} }
-                try await file.stream(to: &writer)
+                    try await file.stream(to: &writer)
                 try await writer.finish(nil)
             })
         }
@@ -60,7 +55,6 @@ enum CleanResponse {
         let length = head.count + Int(report.size) + middle.count + Int(file.size) + tail.count
         headers[.contentLength] = String(length)
         return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: length) { writer in
-            defer { withExtendedLifetime(job) {} }
             try await writer.write(ByteBuffer(bytes: head))
             try await report.stream(to: &writer)
             try await writer.write(ByteBuffer(bytes: middle))

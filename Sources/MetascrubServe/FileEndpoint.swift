@@ -30,17 +30,15 @@ extension ServeState {
 
     private func process(_ endpoint: FileEndpoint, _ request: Request) async throws -> Response {
         let policy = try self.policy(named: request.uri.queryParameters["policy"])
-        if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > config.maxBytes {
-            throw ServeError.tooLarge(config.maxBytes)
-        }
+        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        if let declared, declared > config.maxBytes { throw ServeError.tooLarge(config.maxBytes) }
         // Refused before a byte is read when verified work is already queued to the limit.
         guard !admission.workQueueFull else { throw ServeError.full }
         // The clean endpoint answers from the summary unless the client asked for the report as well.
         let wantsReport = endpoint != .clean || request.uri.queryParameters["report"] == "json"
         // Framing makes Content-Length the body's exact length: a known small upload may go to memory, unless a
         // report (which can be many times the upload) is to be written too.
-        let length = wantsReport ? nil : request.headers[.contentLength].flatMap { Int64($0) }
-        let job = try memorySpool?.makeJob(uploadBytes: length) ?? spool.makeJob()
+        let job = try memorySpool?.makeJob(uploadBytes: wantsReport ? nil : declared) ?? spool.makeJob()
         let pace = UploadPace(bytesPerSecond: config.minUploadRate, grace: .seconds(config.uploadGraceSeconds))
         let size = try await admission.whileUploading {
             try await job.receive(request.body, limit: config.maxBytes, pace: pace)
@@ -61,14 +59,14 @@ extension ServeState {
             if let refusal = result.refusal { throw refusal }
             let file = try VerifiedOutput.open(result, job: job)
             metrics.returned(file.size)
-            return CleanResponse.make(result, file, contentType: request.headers[.contentType], holding: job)
+            return CleanResponse.make(result, file, contentType: request.headers[.contentType])
         case .scan:
             let status: HTTPResponse.Status = result.summary.status == .error ? .unprocessableContent : .ok
-            return CleanResponse.report(result, try result.fullReport(), status: status, holding: job)
+            return CleanResponse.report(result, try result.fullReport(), status: status)
         case .check:
             if let refusal = result.refusal { throw refusal }
             let status: HTTPResponse.Status = result.summary.status == .clean ? .ok : .unprocessableContent
-            return CleanResponse.report(result, try result.fullReport(), status: status, holding: job)
+            return CleanResponse.report(result, try result.fullReport(), status: status)
         }
     }
 }

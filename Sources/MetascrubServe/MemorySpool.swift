@@ -24,23 +24,20 @@ final class MemorySpool: Sendable {
         self.budget = budget
     }
 
-    /// The memory spool the configuration asks for, or nil: turned off, or the default `/dev/shm` not a tmpfs.
-    /// The budget is at most half the file system, which others share. A folder the operator named that cannot be
-    /// used is an error, not a silent fallback. Turned off, it still sweeps what dead servers left there.
-    static func open(parent: String?, bytes: Int64, workerOwner: (uid: UInt32, gid: UInt32)?,
-                     explicit: Bool) throws(MetascrubError) -> MemorySpool? {
-        guard let parent else { return nil }
+    /// The memory spool in `named` (the operator's folder) or, when nil, in `/dev/shm` if that is a tmpfs; nil when
+    /// turned off or the default is not there. The budget is at most half the file system, which others share. A
+    /// folder the operator named that cannot be used is an error, not a silent fallback. Turned off, it still
+    /// sweeps what dead servers left there.
+    static func open(named: String?, bytes: Int64,
+                     workerOwner: (uid: UInt32, gid: UInt32)?) throws(MetascrubError) -> MemorySpool? {
+        let parent = named ?? "/dev/shm", explicit = named != nil
         guard bytes > 0 else {
-            let home = "\(parent)/metascrub-\(geteuid())"
-            if SpoolDirectory.isOwn(home) { SpoolDirectory.sweepDeadServers(in: home) }
+            SpoolDirectory.sweepDeadServers(under: parent)
             return nil
         }
-        var size = metascrub_tmpfs_bytes(parent)
-        if size == 0, explicit {
-            var fs = statvfs()
-            if statvfs(parent, &fs) == 0 { size = Int64(fs.f_blocks) * Int64(fs.f_frsize) }
-        }
-        guard size > 0 else {
+        var tmpfs: Int32 = 0
+        let size = metascrub_file_system_bytes(parent, &tmpfs)
+        guard size > 0, explicit || tmpfs != 0 else {
             if explicit {
                 throw .io(operation: "use as the memory spool", path: parent, errno: size < 0 ? Int32(-size) : ENOENT)
             }
@@ -69,13 +66,9 @@ final class MemorySpool: Sendable {
         guard taken else { return nil }
         let reservation = Reservation(cost, of: self)
         // Others share the file system: without room for the upload and its copy now, the disk spool takes it.
-        var fs = statvfs()
-        guard statvfs(directory.path, &fs) == 0, Int64(fs.f_bavail) * Int64(fs.f_frsize) >= cost else { return nil }
+        guard directory.freeBytes >= cost else { return nil }
         return try? directory.makeJob(reservation: reservation)
     }
-
-    /// What the jobs here hold now, in budget bytes.
-    var heldBytes: Int64 { held.withLock { $0 } }
 
     fileprivate func release(_ bytes: Int64) { held.withLock { $0 -= bytes } }
 

@@ -60,7 +60,6 @@ public enum ServeConfigFile {
             case "memory-spool":
                 guard !string.isEmpty else { throw fail(path, value, key, "must be a folder") }
                 config.memorySpoolParent = relativeTo(path, string)
-                config.memorySpoolNamed = true
             case "workers", "queue", "timeout", "upload-slots", "upload-grace", "drain-grace":
                 guard let number = value.int, number >= 0 else { throw fail(path, value, key, "must be a whole number") }
                 switch key {

@@ -53,11 +53,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var token: String?
     /// Parent of the private spool folder, sized for the worst case (`deploy/`: on disk).
     public var spoolParent = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
-    /// Parent of the memory spool for small uploads of known length (see `MemorySpool`); nil: none. The default
-    /// `/dev/shm` is used only when it is a tmpfs; a folder named by the operator is used as it is.
-    public var memorySpoolParent: String? = "/dev/shm"
-    /// The operator named the memory spool's folder: it must then be usable, or the server does not start.
-    public var memorySpoolNamed = false
+    /// Parent of the memory spool for small uploads of known length (see `MemorySpool`), named by the operator: it
+    /// must then be usable, or the server does not start. nil: `/dev/shm`, when it is a tmpfs.
+    public var memorySpoolParent: String?
     /// The most the memory spool holds at once, each job counted as twice its upload; 0 turns it off.
     public var memorySpoolBytes: Int64 = 64 << 20
     /// The binary started for each file (`metascrub worker`).

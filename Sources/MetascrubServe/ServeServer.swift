@@ -19,8 +19,8 @@ public enum ServeServer {
         guard undumpable == 0 else { throw MetascrubError.io(operation: "prctl", path: "-", errno: undumpable) }
         let spool = try SpoolDirectory(parent: config.spoolParent, workerOwner: ServeState.workerUser)
         defer { spool.remove() }
-        let memorySpool = try MemorySpool.open(parent: config.memorySpoolParent, bytes: config.memorySpoolBytes,
-                                               workerOwner: ServeState.workerUser, explicit: config.memorySpoolNamed)
+        let memorySpool = try MemorySpool.open(named: config.memorySpoolParent, bytes: config.memorySpoolBytes,
+                                               workerOwner: ServeState.workerUser)
         defer { memorySpool?.directory.remove() }
         let state = ServeState(config: config, spool: spool, memorySpool: memorySpool, logger: logger)
         // A connection that sends nothing for longer than a worker may take is closed (slow or stalled uploads).

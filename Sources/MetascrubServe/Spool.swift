@@ -44,7 +44,10 @@ final class SpoolDirectory: Sendable {
         self.workerOwner = workerOwner
         lock = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
-            throw .io(operation: "lock", path: made, errno: errno)
+            let code = errno
+            if lock >= 0 { close(lock) }
+            rmdir(made)
+            throw .io(operation: "lock", path: made, errno: code)
         }
         // Workers of another uid must pass through to their own folder, never list this one.
         if workerOwner != nil, chmod(path, 0o711) != 0 { throw .io(operation: "chmod", path: path, errno: errno) }
@@ -55,16 +58,31 @@ final class SpoolDirectory: Sendable {
     /// `parent/metascrub-<euid>`, made if needed (0711 when workers of another uid pass through, else 0700); nil
     /// when what is there is not a folder of this user's that no one else can write in.
     static func home(in parent: String, workersPass: Bool) throws(MetascrubError) -> String? {
-        let home = "\(parent)/metascrub-\(geteuid())"
+        let home = homePath(in: parent)
         if mkdir(home, workersPass ? 0o711 : 0o700) != 0, errno != EEXIST {
             throw .io(operation: "mkdir", path: home, errno: errno)
         }
-        guard isOwn(home) else { return nil }
-        var st = stat()
-        if workersPass, lstat(home, &st) == 0, st.st_mode & 0o711 != 0o711, chmod(home, 0o711) != 0 {
+        guard let mode = ownMode(home) else { return nil }
+        if workersPass, mode & 0o711 != 0o711, chmod(home, 0o711) != 0 {
             throw .io(operation: "chmod", path: home, errno: errno)
         }
         return home
+    }
+
+    private static func homePath(in parent: String) -> String { "\(parent)/metascrub-\(geteuid())" }
+
+    /// The mode of `path` when it is a folder (not a link) of this user's that no one else can write in; else nil.
+    private static func ownMode(_ path: String) -> mode_t? {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == geteuid(), st.st_mode & 0o022 == 0
+        else { return nil }
+        return st.st_mode
+    }
+
+    /// Bytes free on the folder's file system (through the locked descriptor: no path to look up).
+    var freeBytes: Int64 {
+        var fs = statvfs()
+        return fstatvfs(lock, &fs) == 0 ? Int64(fs.f_bavail) * Int64(fs.f_frsize) : 0
     }
 
     /// A job folder (0700), owned by the workers' uid when they have one of their own; `reservation`: its share of
@@ -83,13 +101,6 @@ final class SpoolDirectory: Sendable {
         ServeError(status: .serviceUnavailable, code: "spool", message: "\(what) (errno \(code))")
     }
 
-    /// Whether `path` is a folder (not a link) of this user's that no one else can write in.
-    static func isOwn(_ path: String) -> Bool {
-        var st = stat()
-        return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR && st.st_uid == geteuid()
-            && st.st_mode & 0o022 == 0
-    }
-
     /// The folder, then `home` when no other server's folder is left in it.
     func remove() {
         Self.removeTree(path)
@@ -98,8 +109,14 @@ final class SpoolDirectory: Sendable {
 
     static func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
 
+    /// Removes the folders of dead servers in this user's folder in `parent`, when it is this user's own.
+    static func sweepDeadServers(under parent: String) {
+        let home = homePath(in: parent)
+        if ownMode(home) != nil { sweepDeadServers(in: home) }
+    }
+
     /// Removes the folders of dead servers in `home` (see the type's comment).
-    static func sweepDeadServers(in home: String) {
+    private static func sweepDeadServers(in home: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: home) else { return }
         for name in names where name.hasPrefix(prefix) {
             let pidText = name.dropFirst(prefix.count).prefix { $0 != "-" }
@@ -173,15 +190,16 @@ final class SpoolJob: Sendable {
     }
 }
 
-/// An open file streamed into a response; closed when the response is done with it. The spool folder may
-/// already be gone: the open descriptor keeps the bytes until then.
+/// An open file streamed into a response; closed when the response is done with it. It holds the job whose file
+/// it is, so the job's folder (and its share of a memory spool) goes only once the file has been sent.
 final class OpenFile: Sendable {
     let fd: Int32
     let size: Int64
+    private let job: SpoolJob?
 
     /// Opens `path` only when it is a regular file and not a symbolic link: a worker owns its job folder and
     /// must not be able to point the server at another file (a token, another job's output).
-    init?(regularFile path: String) {
+    init?(regularFile path: String, of job: SpoolJob? = nil) {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         var st = stat()
@@ -191,6 +209,7 @@ final class OpenFile: Sendable {
         }
         self.fd = fd
         self.size = Int64(st.st_size)
+        self.job = job
     }
 
     deinit { close(fd) }

@@ -11,12 +11,12 @@ enum VerifiedOutput {
         switch result.summary.status {
         case .cleaned, .clean:
             // A clean file is written as an unchanged copy, so both statuses normally have an output.
-            if let output = OpenFile(regularFile: job.output) { return output }
+            if let output = OpenFile(regularFile: job.output, of: job) { return output }
         case .findings, .skipped, .error:
             throw missing("the worker reported \(result.summary.status.rawValue) for a clean")
         }
         guard result.summary.status == .clean, let claimed = result.summary.sha256Before,
-              let upload = OpenFile(regularFile: job.input), upload.sha256() == claimed else {
+              let upload = OpenFile(regularFile: job.input, of: job), upload.sha256() == claimed else {
             throw missing("the worker left no verified output")
         }
         return upload

@@ -33,7 +33,7 @@ struct WorkerResult: Sendable {
               let data = file.read(), let summary = try? JSONDecoder().decode(WorkerSummary.self, from: data) else {
             throw unreadable
         }
-        let report = wanted ? OpenFile(regularFile: job.report) : nil
+        let report = wanted ? OpenFile(regularFile: job.report, of: job) : nil
         guard report != nil || !wanted else { throw unreadable }
         return WorkerResult(summary: summary, report: report)
     }

@@ -145,10 +145,7 @@ struct ServeCommand: AsyncParsableCommand {
             if let drainGrace { settings.drainGraceSeconds = drainGrace }
             if let tokenFile { settings.token = try ServeConfiguration.readToken(tokenFile) }
             if let spool { settings.spoolParent = spool }
-            if let memorySpool {
-                settings.memorySpoolParent = memorySpool
-                settings.memorySpoolNamed = true
-            }
+            if let memorySpool { settings.memorySpoolParent = memorySpool }
             if let memorySpoolBytes {
                 guard let bytes = ServeConfiguration.parseBytes(memorySpoolBytes) else {
                     throw .usage("--memory-spool-bytes must be a size such as 64M")

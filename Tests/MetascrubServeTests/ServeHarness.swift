@@ -129,8 +129,17 @@ final class ServeProcess {
         return nil
     }
 
-    /// Job folders left in either spool (there must be none once requests are answered).
-    var spoolJobs: [String] { jobs(in: spool) + jobs(in: memorySpool) }
+    /// Job folders left in either spool (there must be none once requests are answered). A job goes when its
+    /// response has been sent, which the server finishes a moment after the client has the last byte: waited
+    /// for, up to two seconds.
+    var spoolJobs: [String] {
+        var left = jobs(in: spool) + jobs(in: memorySpool)
+        for _ in 0..<100 where !left.isEmpty {
+            usleep(20_000)
+            left = jobs(in: spool) + jobs(in: memorySpool)
+        }
+        return left
+    }
 
     /// Job folders in one spool: the entries of its server folders (in `metascrub-<uid>/metascrub-serve-*`) but
     /// the fork server's warm-up folder.

@@ -63,9 +63,8 @@ int metascrub_make_undumpable(void);
 /// (the process then goes on, lazily bound); does not return otherwise.
 int metascrub_reexec_bound_now(char *const argv[], const char *name);
 
-/// The size in bytes of the tmpfs holding `path`; 0 when `path` is on another kind of file system, -errno when it
-/// cannot be examined.
-long long metascrub_tmpfs_bytes(const char *path);
+/// The size in bytes of the file system holding `path` (`*tmpfs` set when it is a tmpfs), or -errno.
+long long metascrub_file_system_bytes(const char *path, int *tmpfs);
 
 /// Moves the executable's code onto anonymous transparent huge pages (a copy, replacing the file mapping in one
 /// step), so that forked children inherit it mapped instead of faulting it in page by page. 0, or -errno when it

@@ -15,6 +15,8 @@ public protocol ByteSource: AnyObject {
     var fileDescriptor: Int32? { get }
     /// Whether the whole file is in memory, so `withBytes` over any range costs no read and no copy.
     var isInMemory: Bool { get }
+    /// Whether the whole file is mapped (a server job's own input): `withBytes` lends the mapping itself.
+    var isMapped: Bool { get }
     /// `count` bytes at `offset`, lent to `body` without a copy where the source holds them (in memory);
     /// otherwise read once into a temporary buffer.
     func withBytes<R>(at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R
@@ -22,6 +24,7 @@ public protocol ByteSource: AnyObject {
 
 extension ByteSource {
     public var isInMemory: Bool { false }
+    public var isMapped: Bool { false }
 
     public func withBytes<R>(at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try read(at: offset, count: count).withUnsafeBytes(body)
@@ -91,6 +94,7 @@ public final class FileByteSource: ByteSource {
 
     public var fileDescriptor: Int32? { fd }
     public var isInMemory: Bool { size <= Self.loadLimit }
+    public var isMapped: Bool { mapping != nil }
 
     public func read(at offset: Int64, count: Int) throws -> [UInt8] {
         try check(offset, count)
