@@ -82,7 +82,7 @@ public final class FileByteSource: ByteSource {
         self.size = Int64(st.st_size)
         self.mapsWindows = mapOwnFile && size > Self.loadLimit
         if mapOwnFile, size > 0, size <= Self.loadLimit {
-            let address = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)
+            let address = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0)
             if let address, address != MAP_FAILED { mapping = UnsafeRawBufferPointer(start: address, count: Int(size)) }
         }
     }
