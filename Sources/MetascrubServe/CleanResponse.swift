@@ -2,6 +2,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// Responses built from a worker's report: the audit summary in headers, the cleaned bytes streamed from the
 /// verified file, the full report as JSON or as the first part of `multipart/mixed`.
@@ -23,12 +24,13 @@ enum CleanResponse {
     }
 
     /// The report, streamed from the worker's file (the job asked for it).
-    static func report(_ result: WorkerResult, _ report: OpenFile, status: HTTPResponse.Status) -> Response {
+    static func report(_ result: WorkerResult, _ report: OpenFile, status: HTTPResponse.Status,
+                       on channel: any Channel) -> Response {
         var headers = summaryHeaders(result)
         headers[.contentType] = "application/json"
         headers[.contentLength] = String(report.size)
         let body = ResponseBody(contentLength: Int(report.size)) { writer in
-            try await report.stream(to: &writer)
+            try await report.send(to: &writer, over: channel)
             try await writer.finish(nil)
         }
         return Response(status: status, headers: headers, body: body)
@@ -36,14 +38,14 @@ enum CleanResponse {
 
     /// 200 with the cleaned bytes; with the report (the client asked for it), `multipart/mixed` with the report
     /// first and the bytes second, both streamed.
-    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?) -> Response {
+    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?, on channel: any Channel) -> Response {
         var headers = summaryHeaders(result)
         let type = contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         guard let report = result.report else {
             headers[.contentType] = type
             headers[.contentLength] = String(file.size)
             return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: Int(file.size)) { writer in
-                    try await file.stream(to: &writer)
+                try await file.send(to: &writer, over: channel)
                 try await writer.finish(nil)
             })
         }
@@ -56,9 +58,9 @@ enum CleanResponse {
         headers[.contentLength] = String(length)
         return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: length) { writer in
             try await writer.write(ByteBuffer(bytes: head))
-            try await report.stream(to: &writer)
+            try await report.send(to: &writer, over: channel)
             try await writer.write(ByteBuffer(bytes: middle))
-            try await file.stream(to: &writer)
+            try await file.send(to: &writer, over: channel)
             try await writer.write(ByteBuffer(bytes: tail))
             try await writer.finish(nil)
         })

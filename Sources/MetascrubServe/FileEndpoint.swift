@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MetascrubSandbox
+import NIOCore
 
 /// The three endpoints that take a file: spool the body, run one worker on it, answer from its report.
 enum FileEndpoint: String, Sendable {
@@ -17,10 +18,10 @@ enum FileEndpoint: String, Sendable {
 }
 
 extension ServeState {
-    func handle(_ endpoint: FileEndpoint, _ request: Request) async throws -> Response {
+    func handle(_ endpoint: FileEndpoint, _ request: Request, on channel: any Channel) async throws -> Response {
         let response: Response
         do {
-            response = try await process(endpoint, request)
+            response = try await process(endpoint, request, on: channel)
         } catch let error as ServeError {
             response = error.response()
         }
@@ -28,7 +29,7 @@ extension ServeState {
         return response
     }
 
-    private func process(_ endpoint: FileEndpoint, _ request: Request) async throws -> Response {
+    private func process(_ endpoint: FileEndpoint, _ request: Request, on channel: any Channel) async throws -> Response {
         let policy = try self.policy(named: request.uri.queryParameters["policy"])
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         if let declared, declared > config.maxBytes { throw ServeError.tooLarge(config.maxBytes) }
@@ -59,14 +60,14 @@ extension ServeState {
             if let refusal = result.refusal { throw refusal }
             let file = try VerifiedOutput.open(result, job: job)
             metrics.returned(file.size)
-            return CleanResponse.make(result, file, contentType: request.headers[.contentType])
+            return CleanResponse.make(result, file, contentType: request.headers[.contentType], on: channel)
         case .scan:
             let status: HTTPResponse.Status = result.summary.status == .error ? .unprocessableContent : .ok
-            return CleanResponse.report(result, try result.fullReport(), status: status)
+            return CleanResponse.report(result, try result.fullReport(), status: status, on: channel)
         case .check:
             if let refusal = result.refusal { throw refusal }
             let status: HTTPResponse.Status = result.summary.status == .clean ? .ok : .unprocessableContent
-            return CleanResponse.report(result, try result.fullReport(), status: status)
+            return CleanResponse.report(result, try result.fullReport(), status: status, on: channel)
         }
     }
 }

@@ -4,11 +4,12 @@ import HTTPTypes
 import Hummingbird
 import MetascrubCore
 import MetascrubFormats
+import NIOCore
 
 /// The service's routes (docs/serve.md, docs/serve.openapi.yaml).
 enum ServeRoutes {
-    static func router(_ state: ServeState) -> Router<BasicRequestContext> {
-        let router = Router()
+    static func router(_ state: ServeState) -> Router<ServeRequestContext> {
+        let router = Router(context: ServeRequestContext.self)
         router.get("healthz") { _, _ in json(["status": "ok"]) }
         router.get("readyz") { _, _ in
             guard state.ready else { return json(["status": "draining"], status: .serviceUnavailable) }
@@ -24,9 +25,9 @@ enum ServeRoutes {
         }
         v1.get("formats") { _, _ in json(formats()) }
         v1.get("policies") { _, _ in json(policies(default: state.config.policy)) }
-        v1.post("clean") { request, _ in try await state.handle(.clean, request) }
-        v1.post("scan") { request, _ in try await state.handle(.scan, request) }
-        v1.post("check") { request, _ in try await state.handle(.check, request) }
+        v1.post("clean") { request, context in try await state.handle(.clean, request, on: context.channel) }
+        v1.post("scan") { request, context in try await state.handle(.scan, request, on: context.channel) }
+        v1.post("check") { request, context in try await state.handle(.check, request, on: context.channel) }
         return router
     }
 
@@ -66,6 +67,17 @@ enum ServeRoutes {
             return ["name": policyName, "description": policy.description, "default": policyName == name,
                     "digest": "sha256:" + policy.digest]
         }
+    }
+}
+
+/// A request's context: Hummingbird's, and the connection it came on (a verified file is sent on it with sendfile).
+struct ServeRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
     }
 }
 

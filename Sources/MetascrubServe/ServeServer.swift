@@ -25,7 +25,8 @@ public enum ServeServer {
         let state = ServeState(config: config, spool: spool, memorySpool: memorySpool, logger: logger)
         // A connection that sends nothing for longer than a worker may take is closed (slow or stalled uploads).
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ReceiveBufferHandler(), ExpectContinueHandler(maxBytes: config.maxBytes)],
+            additionalChannelHandlers: [ReceiveBufferHandler(), ExpectContinueHandler(maxBytes: config.maxBytes),
+                                        FileRegionWriter.Installer()],
             idleTimeout: .seconds(Int64(config.timeoutSeconds + 30)))
         let app = Application(
             router: ServeRoutes.router(state),

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cleaned file goes to the client straight from the spool (sendfile): byte for byte what the CLI writes, from
+/// either spool, alone or after the report; and a client that hangs up during the download frees its job.
+final class ServeResponseTests: ServeTestCase {
+    /// A WAV of about 6 MB made by ffmpeg with tags to remove: larger than a socket's buffers, so sending it takes
+    /// many writes.
+    private func bigWave() throws -> String {
+        let path = scratch + "/big.wav"
+        let made = Curl.run(["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=35", "-ar", "44100",
+                             "-ac", "2", "-metadata", "artist=Canary Artist", "-metadata", "comment=/home/alice/take.wav",
+                             "-y", path], executable: "/usr/bin/ffmpeg")
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return path
+    }
+
+    private func cleanedByTheCLI(_ path: String) throws -> Data {
+        let output = scratch + "/cli-" + URL(fileURLWithPath: path).lastPathComponent
+        let run = Curl.run(["clean", path, "-o", output, "--policy", "strict"], executable: ServeProcess.binary)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        return try Data(contentsOf: URL(fileURLWithPath: output))
+    }
+
+    func testTheCleanedFileArrivesWholeFromEitherSpool() throws {
+        let wave = try bigWave()
+        let expected = try cleanedByTheCLI(wave)
+        XCTAssertGreaterThan(expected.count, 4 << 20)
+        for (arguments, spool) in [([String](), "memory"), (["--memory-spool-bytes", "0"], "disk")] {
+            let server = try start(arguments)
+            let alone = Curl.post(server.base + "/v1/clean?policy=strict", file: wave, scratch: scratch)
+            XCTAssertEqual(alone.status, 200, "\(spool): \(alone.bodyText.prefix(300))")
+            XCTAssertEqual(alone.body, expected, "\(spool): the answer is not the CLI's cleaned file")
+            let tags = Curl.run(["-v", "error", "-show_entries", "format_tags", "-of", "json", write(alone.body, "a.wav")],
+                                executable: "/usr/bin/ffprobe")
+            XCTAssertFalse(tags.stdout.contains("Canary") || tags.stdout.contains("alice"), "\(spool): \(tags.stdout)")
+            // With the report first: the file is the multipart body's second part, whole, before the last boundary.
+            let both = Curl.post(server.base + "/v1/clean?policy=strict&report=json", file: wave, scratch: scratch)
+            XCTAssertEqual(both.status, 200, "\(spool): \(both.bodyText.prefix(300))")
+            let part = try XCTUnwrap(both.body.range(of: expected), "\(spool): the file is not whole in the multipart")
+            XCTAssertTrue(both.body[part.upperBound...].starts(with: Data("\r\n--metascrub-".utf8)), spool)
+            XCTAssertEqual(server.spoolJobs, [], "\(spool): a job outlived its request")
+        }
+    }
+
+    /// With room in memory for one job only, a client that reads the answer's first bytes and hangs up leaves
+    /// neither its files nor its share of the budget behind: the next upload waits in memory again.
+    func testAClientThatHangsUpMidDownloadFreesItsJob() throws {
+        let wave = try bigWave()
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: wave)[.size] as? Int)
+        let server = try start(["--memory-spool-bytes", String(3 * size)], stallMs: 400)
+        for round in 0..<2 {
+            let head = try hangUpAfterTheHead(port: server.port, path: "/v1/clean?policy=strict", body: wave)
+            XCTAssertTrue(head.hasPrefix("HTTP/1.1 200"), "round \(round): \(head.prefix(200))")
+            XCTAssertEqual(server.spoolJobs, [], "round \(round): the job outlived a client that hung up")
+        }
+        let pending = Curl.start(server.base + "/v1/clean?policy=strict", file: wave, scratch: scratch)
+        _ = try XCTUnwrap(server.waitForWorker(), "no worker started")
+        XCTAssertEqual(server.jobs(in: server.memorySpool).count, 1, "the budget did not come back")
+        XCTAssertEqual(pending.finish().status, 200)
+    }
+
+    /// Sends a POST with `body`, reads until the end of the answer's head (and a little of its body), closes with
+    /// the rest unread.
+    private func hangUpAfterTheHead(port: Int, path: String, body: String) throws -> String {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: body))
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        // A small receive window, so the server is still sending when the client goes.
+        var window: Int32 = 16 << 10
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(connected, 0)
+        let request = Data("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(bytes.count)\r\n\r\n".utf8) + bytes
+        var sent = 0
+        while sent < request.count {
+            let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw POSIXError(.EPIPE) }
+            sent += n
+        }
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while received.range(of: Data("\r\n\r\n".utf8)) == nil {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { break }
+            received.append(contentsOf: buffer[0..<n])
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+}
