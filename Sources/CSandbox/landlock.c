@@ -86,8 +86,10 @@ int metascrub_landlock(const char *readable, const char *writable) {
     int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
     if (ruleset < 0) return -errno;
     const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+    // No truncation: a worker writes every file it makes new (its output, summary and report), and a file that
+    // shrinks while the server sends it must not be the worker's to make.
     const uint64_t write = read | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_MAKE_REG
-        | LANDLOCK_ACCESS_FS_REMOVE_FILE | FS_TRUNCATE;
+        | LANDLOCK_ACCESS_FS_REMOVE_FILE;
     int rc = add_paths(ruleset, readable, read, handled);
     if (rc == 0) rc = add_paths(ruleset, writable, write, handled);
     if (rc == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) rc = -errno;

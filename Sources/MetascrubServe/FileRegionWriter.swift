@@ -80,13 +80,36 @@ final class FileRegionWriter: ChannelOutboundHandler, RemovableChannelHandler {
         }
         let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: copy)
         let written = context.eventLoop.makePromise(of: Void.self)
+        let watch = Self.watchLength(copy, size: file.size, of: context.channel)
         written.futureResult.whenComplete { result in
+            watch.cancel()
             try? handle.close()
             file.sent.completeWith(result)
             promise?.completeWith(result)
         }
+        guard Self.length(copy) >= file.size else {
+            written.fail(ServeError(status: .internalServerError, code: "io", message: "the cleaned file shrank"))
+            return
+        }
         let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: Int(file.size))
         context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
+    }
+
+    private static func length(_ fd: Int32) -> Int64 {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? Int64(st.st_size) : -1
+    }
+
+    /// A file that shrinks while it is sent would have NIO retry `sendfile` at its end forever (it reads 0 bytes
+    /// as "try again", on a socket that is always writable): a worker still running, or anyone else who may write
+    /// the spool, could hold an event loop and the job that way. Workers are not allowed to shorten a file where
+    /// Landlock can say so (ABI 3); this closes the connection within a quarter of a second wherever it happens.
+    private static func watchLength(_ fd: Int32, size: Int64, of channel: any Channel) -> RepeatedTask {
+        channel.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(250), delay: .milliseconds(250)) { task in
+            guard length(fd) < size else { return }
+            task.cancel()
+            channel.close(promise: nil)
+        }
     }
 
     /// Added with the connection's other handlers (above the codec), it puts a `FileRegionWriter` below the codec and

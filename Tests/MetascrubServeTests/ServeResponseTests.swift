@@ -9,11 +9,11 @@ import Glibc
 /// The cleaned file goes to the client straight from the spool (sendfile): byte for byte what the CLI writes, from
 /// either spool, alone or after the report; and a client that hangs up during the download frees its job.
 final class ServeResponseTests: ServeTestCase {
-    /// A WAV of about 6 MB made by ffmpeg with tags to remove: larger than a socket's buffers, so sending it takes
+    /// A WAV of about 10 MB made by ffmpeg with tags to remove: larger than a socket's buffers, so sending it takes
     /// many writes.
     private func bigWave() throws -> String {
         let path = scratch + "/big.wav"
-        let made = Curl.run(["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=35", "-ar", "44100",
+        let made = Curl.run(["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-ar", "44100",
                              "-ac", "2", "-metadata", "artist=Canary Artist", "-metadata", "comment=/home/alice/take.wav",
                              "-y", path], executable: "/usr/bin/ffmpeg")
         XCTAssertEqual(made.status, 0, made.stderr)
@@ -65,14 +65,50 @@ final class ServeResponseTests: ServeTestCase {
         XCTAssertEqual(pending.finish().status, 200)
     }
 
-    /// Sends a POST with `body`, reads until the end of the answer's head (and a little of its body), closes with
-    /// the rest unread.
-    private func hangUpAfterTheHead(port: Int, path: String, body: String) throws -> String {
+    /// A file that shrinks while it is being sent (something with write access to the spool truncates it: a worker
+    /// may not, where Landlock can say so) ends that response within a moment: the connection is closed, the server
+    /// does not spin on the file's end, and the job goes.
+    func testAFileThatShrinksWhileSentClosesTheConnection() throws {
+        let wave = try bigWave()
+        let server = try start()
+        let connection = try startRequest(port: server.port, path: "/v1/clean?policy=strict", body: wave)
+        defer { close(connection.fd) }
+        XCTAssertTrue(connection.head.hasPrefix("HTTP/1.1 200"), String(connection.head.prefix(200)))
+        let output = try XCTUnwrap(server.jobs(in: server.memorySpool).first) + "/output"
+        XCTAssertEqual(truncate(output, 0), 0, "could not truncate \(output)")
+        let cpuBefore = Self.cpuSeconds(server.process.processIdentifier)
+        let started = Date()
+        var received = connection.bodyBytes
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        while true {
+            let n = recv(connection.fd, &buffer, buffer.count, 0)
+            guard n > 0 else { break }
+            received += n
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "the connection stayed open")
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: wave)[.size] as? Int)
+        XCTAssertLessThan(received, size - (1 << 20), "the whole file arrived after it was truncated")
+        XCTAssertLessThan(Self.cpuSeconds(server.process.processIdentifier) - cpuBefore, 1.0, "the server spun")
+        XCTAssertEqual(server.spoolJobs, [], "the job outlived its closed connection")
+    }
+
+    private static func cpuSeconds(_ pid: pid_t) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+        return Double((Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Sends a POST with `body` on a connection with a small receive window and reads the answer's head (and what
+    /// came with it), leaving the rest unread.
+    private func startRequest(port: Int, path: String, body: String) throws
+        -> (fd: Int32, head: String, bodyBytes: Int) {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: body))
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        defer { close(fd) }
-        // A small receive window, so the server is still sending when the client goes.
+        // A small receive window, so the server is still sending when the client stops reading.
         var window: Int32 = 16 << 10
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -87,7 +123,10 @@ final class ServeResponseTests: ServeTestCase {
         var sent = 0
         while sent < request.count {
             let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw POSIXError(.EPIPE) }
+            guard n > 0 else {
+                close(fd)
+                throw POSIXError(.EPIPE)
+            }
             sent += n
         }
         var received = Data()
@@ -97,6 +136,14 @@ final class ServeResponseTests: ServeTestCase {
             guard n > 0 else { break }
             received.append(contentsOf: buffer[0..<n])
         }
-        return String(decoding: received, as: UTF8.self)
+        let end = received.range(of: Data("\r\n\r\n".utf8))?.upperBound ?? received.endIndex
+        return (fd, String(decoding: received[..<end], as: UTF8.self), received.endIndex - end)
+    }
+
+    /// Sends a POST with `body`, reads the answer's head and closes with the rest unread.
+    private func hangUpAfterTheHead(port: Int, path: String, body: String) throws -> String {
+        let connection = try startRequest(port: port, path: path, body: body)
+        close(connection.fd)
+        return connection.head
     }
 }

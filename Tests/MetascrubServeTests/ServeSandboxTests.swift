@@ -22,6 +22,7 @@ final class ServeSandboxTests: ServeTestCase {
         "write_spool": "EACCES", "write_tmp": "EACCES", "read_etc_shadow": "EACCES", "symlink_in_job": "EPERM",
         "link_token": "EPERM", "chmod_token": "EPERM", "chmod_other_job": "EPERM", "utimes_token": "EPERM",
         "fork": "EPERM", "clone_process": "EPERM", "execve": "EPERM",
+        "ftruncate_own_file": "EACCES", "truncate_own_file": "EACCES", "open_trunc_own_file": "EACCES",
     ]
 
     func testEscapesFromAConfinedWorkerFailAsRoot() throws {

@@ -173,6 +173,12 @@ static void attack(void) {
     snprintf(path, sizeof path, "%s/attack-scratch", job_folder);
     int own = open_for(path, O_WRONLY | O_CREAT);
     TRY("write_own_job", own);
+    // But never shorten one: a file that shrinks while the server sends it would stall the server.
+    if (own >= 0 && write(own, "scratch", 7) == 7) {
+        TRY("ftruncate_own_file", ftruncate(own, 1));
+        TRY("truncate_own_file", truncate(path, 1));
+        TRY("open_trunc_own_file", open_for(path, O_WRONLY | O_TRUNC));
+    }
     if (own >= 0) {
         close(own);
         unlink(path);
