@@ -38,7 +38,8 @@ enum CleanResponse {
 
     /// 200 with the cleaned bytes; with the report (the client asked for it), `multipart/mixed` with the report
     /// first and the bytes second, both streamed.
-    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?, on channel: any Channel) -> Response {
+    static func make(_ result: WorkerResult, _ file: OpenFile, contentType: String?,
+                     on channel: any Channel) -> Response {
         var headers = summaryHeaders(result)
         let type = contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         guard let report = result.report else {

@@ -29,7 +29,8 @@ extension ServeState {
         return response
     }
 
-    private func process(_ endpoint: FileEndpoint, _ request: Request, on channel: any Channel) async throws -> Response {
+    private func process(_ endpoint: FileEndpoint, _ request: Request,
+                         on channel: any Channel) async throws -> Response {
         let policy = try self.policy(named: request.uri.queryParameters["policy"])
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         if let declared, declared > config.maxBytes { throw ServeError.tooLarge(config.maxBytes) }

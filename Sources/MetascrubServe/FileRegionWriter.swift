@@ -65,7 +65,9 @@ final class FileRegionWriter: ChannelOutboundHandler, RemovableChannelHandler {
         guard case .body(.byteBuffer(let buffer)) = unwrapOutboundIn(data), buffer.readableBytes == 16,
               buffer.getInteger(at: buffer.readerIndex, as: UInt64.self) == Self.word,
               let token = buffer.getInteger(at: buffer.readerIndex + 8, as: UInt64.self),
-              let file = Self.connections.withLock({ $0[ObjectIdentifier(context.channel)]?.removeValue(forKey: token) })
+              let file = Self.connections.withLock({
+                  $0[ObjectIdentifier(context.channel)]?.removeValue(forKey: token)
+              })
         else {
             context.write(data, promise: promise)
             return

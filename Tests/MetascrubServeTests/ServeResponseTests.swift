@@ -14,7 +14,8 @@ final class ServeResponseTests: ServeTestCase {
     private func bigWave() throws -> String {
         let path = scratch + "/big.wav"
         let made = Curl.run(["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-ar", "44100",
-                             "-ac", "2", "-metadata", "artist=Canary Artist", "-metadata", "comment=/home/alice/take.wav",
+                             "-ac", "2", "-metadata", "artist=Canary Artist",
+                             "-metadata", "comment=/home/alice/take.wav",
                              "-y", path], executable: "/usr/bin/ffmpeg")
         XCTAssertEqual(made.status, 0, made.stderr)
         return path
@@ -36,8 +37,8 @@ final class ServeResponseTests: ServeTestCase {
             let alone = Curl.post(server.base + "/v1/clean?policy=strict", file: wave, scratch: scratch)
             XCTAssertEqual(alone.status, 200, "\(spool): \(alone.bodyText.prefix(300))")
             XCTAssertEqual(alone.body, expected, "\(spool): the answer is not the CLI's cleaned file")
-            let tags = Curl.run(["-v", "error", "-show_entries", "format_tags", "-of", "json", write(alone.body, "a.wav")],
-                                executable: "/usr/bin/ffprobe")
+            let tags = Curl.run(["-v", "error", "-show_entries", "format_tags", "-of", "json",
+                                 write(alone.body, "a.wav")], executable: "/usr/bin/ffprobe")
             XCTAssertFalse(tags.stdout.contains("Canary") || tags.stdout.contains("alice"), "\(spool): \(tags.stdout)")
             // With the report first: the file is the multipart body's second part, whole, before the last boundary.
             let both = Curl.post(server.base + "/v1/clean?policy=strict&report=json", file: wave, scratch: scratch)
@@ -116,10 +117,13 @@ final class ServeResponseTests: ServeTestCase {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         XCTAssertEqual(connected, 0)
-        let request = Data("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(bytes.count)\r\n\r\n".utf8) + bytes
+        let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(bytes.count)\r\n\r\n"
+        let request = Data(head.utf8) + bytes
         var sent = 0
         while sent < request.count {
             let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
