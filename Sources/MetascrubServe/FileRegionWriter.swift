@@ -36,14 +36,15 @@ final class FileRegionWriter: ChannelOutboundHandler, RemovableChannelHandler {
         return buffer
     }
 
-    /// The token of the marker that stands for `fd`'s first `size` bytes on `channel`, or nil when the connection
-    /// has no writer (or no longer has one).
-    static func arm(fd: Int32, size: Int64, sent: EventLoopPromise<Void>, on channel: any Channel) -> UInt64? {
+    /// The token of the marker that stands for `fd`'s first `size` bytes on `channel`, and what completes once
+    /// they are sent; nil when the connection has no writer (or no longer has one).
+    static func arm(fd: Int32, size: Int64, on channel: any Channel) -> (token: UInt64, sent: EventLoopFuture<Void>)? {
         let token = lastToken.wrappingAdd(1, ordering: .relaxed).newValue
-        return connections.withLock { all -> UInt64? in
+        return connections.withLock { all -> (UInt64, EventLoopFuture<Void>)? in
             guard all[ObjectIdentifier(channel)] != nil else { return nil }
+            let sent = channel.eventLoop.makePromise(of: Void.self)
             all[ObjectIdentifier(channel)]?[token] = Armed(fd: fd, size: size, sent: sent)
-            return token
+            return (token, sent.futureResult)
         }
     }
 
@@ -72,24 +73,17 @@ final class FileRegionWriter: ChannelOutboundHandler, RemovableChannelHandler {
             context.write(data, promise: promise)
             return
         }
-        // A descriptor of the writer's own: the responder closes its file once `sent` completes.
-        let copy = fcntl(file.fd, F_DUPFD_CLOEXEC, 0)
-        guard copy >= 0 else {
-            let error = IOError(errnoCode: errno, reason: "dup")
-            file.sent.fail(error)
-            promise?.fail(error)
-            return
-        }
-        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: copy)
+        // The responder's descriptor, lent: it stays open until `sent` completes, and the responder closes it.
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.fd)
         let written = context.eventLoop.makePromise(of: Void.self)
-        let watch = Self.watchLength(copy, size: file.size, of: context.channel)
+        let watch = Self.watchLength(file.fd, size: file.size, of: context.channel)
         written.futureResult.whenComplete { result in
             watch.cancel()
-            try? handle.close()
+            _ = try? handle.takeDescriptorOwnership()
             file.sent.completeWith(result)
             promise?.completeWith(result)
         }
-        guard Self.length(copy) >= file.size else {
+        guard Self.length(file.fd) >= file.size else {
             written.fail(ServeError(status: .internalServerError, code: "io", message: "the cleaned file shrank"))
             return
         }
@@ -133,9 +127,7 @@ extension OpenFile {
     /// The whole file to the client: with sendfile when `channel` has a `FileRegionWriter`, read and written in
     /// chunks otherwise. Returns once the kernel has the bytes (or throws), so the file stays open until then.
     func send(to writer: inout any ResponseBodyWriter, over channel: any Channel) async throws {
-        let sent = channel.eventLoop.makePromise(of: Void.self)
-        guard let token = FileRegionWriter.arm(fd: fd, size: size, sent: sent, on: channel) else {
-            sent.succeed()
+        guard let (token, sent) = FileRegionWriter.arm(fd: fd, size: size, on: channel) else {
             return try await stream(to: &writer)
         }
         do {
@@ -146,6 +138,6 @@ extension OpenFile {
             throw error
         }
         // A marker queued but never written is failed when the connection's writer goes.
-        try await sent.futureResult.get()
+        try await sent.get()
     }
 }
