@@ -17,24 +17,27 @@ final class MemorySpool: Sendable {
     let directory: SpoolDirectory
     /// Bytes it may hold at once: each job counts twice its upload (the upload and the cleaned copy).
     let budget: Int64
+    /// It lies on a tmpfs of this server's own, with large folios (`PrivateTmpfs`).
+    let onPrivateTmpfs: Bool
     private let held = Mutex<Int64>(0)
 
-    private init(directory: SpoolDirectory, budget: Int64) {
+    private init(directory: SpoolDirectory, budget: Int64, onPrivateTmpfs: Bool) {
         self.directory = directory
         self.budget = budget
+        self.onPrivateTmpfs = onPrivateTmpfs
     }
 
     /// The memory spool in `named` (the operator's folder) or, when nil, in `/dev/shm` if that is a tmpfs; nil when
     /// turned off or the default is not there. The budget is at most half the file system, which others share. A
     /// folder the operator named that cannot be used is an error, not a silent fallback. Turned off, it still
-    /// sweeps what dead servers left there.
+    /// sweeps what dead servers left there. The default `/dev/shm` is replaced, for this server alone, by a tmpfs
+    /// of its own of the same size when it may mount one (`PrivateTmpfs`).
     static func open(named: String?, bytes: Int64,
                      workerOwner: (uid: UInt32, gid: UInt32)?) throws(MetascrubError) -> MemorySpool? {
         let parent = named ?? "/dev/shm", explicit = named != nil
-        guard bytes > 0 else {
-            SpoolDirectory.sweepDeadServers(under: parent)
-            return nil
-        }
+        // The host's folder, before a private tmpfs may hide it from this server.
+        SpoolDirectory.sweepDeadServers(under: parent)
+        guard bytes > 0 else { return nil }
         var tmpfs: Int32 = 0
         let size = metascrub_file_system_bytes(parent, &tmpfs)
         guard size > 0, explicit || tmpfs != 0 else {
@@ -43,6 +46,7 @@ final class MemorySpool: Sendable {
             }
             return nil
         }
+        let onPrivateTmpfs = !explicit && PrivateTmpfs.mount(over: parent, bytes: size)
         let directory: SpoolDirectory
         do {
             directory = try SpoolDirectory(parent: parent, workerOwner: workerOwner)
@@ -50,7 +54,7 @@ final class MemorySpool: Sendable {
             if explicit { throw error }
             return nil
         }
-        return MemorySpool(directory: directory, budget: min(bytes, size / 2))
+        return MemorySpool(directory: directory, budget: min(bytes, size / 2), onPrivateTmpfs: onPrivateTmpfs)
     }
 
     /// A job folder here for an upload of `uploadBytes`, or nil: the length is not known, the budget is taken, or
@@ -83,5 +87,17 @@ final class MemorySpool: Sendable {
         }
 
         deinit { spool.release(bytes) }
+    }
+}
+
+/// A tmpfs of the server's own over a folder, with large folios: seen by the server, its fork server and its
+/// workers only (the mount namespace `main` entered), gone with them (see `spool_mount.c` for why).
+enum PrivateTmpfs {
+    /// Mounts one of `bytes` over `path`, with `path`'s mode; false when this process has no private mount
+    /// namespace (not root, or threads already running) or the kernel refuses (the caller then uses `path`).
+    static func mount(over path: String, bytes: Int64) -> Bool {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return false }
+        return metascrub_mount_private_tmpfs(path, bytes, UInt32(status.st_mode & 0o7777)) == 0
     }
 }

@@ -6,8 +6,8 @@ import MetascrubCore
 import MetascrubSandbox
 import MetascrubServe
 
-/// The root command of the metascrub-serve binary, which `metascrub serve` execs (see `ServeLauncher`).
-@main
+/// The root command of the metascrub-serve binary, which `metascrub serve` execs (see `ServeLauncher`); started
+/// from `main.swift`.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "metascrub serve",
@@ -89,8 +89,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: .hidden) var probeAddressSpace: Int64?
     @Option(name: .long, help: .hidden) var probeFileSize: Int64?
 
-    /// Usage errors exit 2, as for `metascrub` (ArgumentParser's default is 64).
-    static func main() async {
+    /// Parses the command line and runs. Usage errors exit 2, as for `metascrub` (ArgumentParser's default is 64).
+    static func start() async {
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

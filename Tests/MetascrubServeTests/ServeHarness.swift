@@ -32,8 +32,9 @@ final class ServeProcess {
 
     /// `stallMs`: the worker test hook (METASCRUB_WORKER_STALL_MS), to keep a worker busy long enough to observe.
     /// `user`: run the server as this uid and gid (through setpriv, without capabilities) instead of the test's.
+    /// `defaultMemorySpool`: name no memory spool, so the server picks its own (`memorySpool` then stays empty).
     init(_ arguments: [String] = [], stallMs: Int? = nil, environment extra: [String: String] = [:],
-         user: (uid: UInt32, gid: UInt32)? = nil, scratch: String) throws {
+         user: (uid: UInt32, gid: UInt32)? = nil, defaultMemorySpool: Bool = false, scratch: String) throws {
         port = try Self.freePort()
         spool = scratch + "/spool"
         memorySpool = "/dev/shm/metascrub-test-" + UUID().uuidString
@@ -43,7 +44,7 @@ final class ServeProcess {
         FileManager.default.createFile(atPath: log, contents: nil)
         // No drain grace unless a test asks for one: every test stops its server with SIGTERM.
         let grace = arguments.contains("--drain-grace") ? [] : ["--drain-grace", "0"]
-        let memory = arguments.contains("--memory-spool") ? [] : ["--memory-spool", memorySpool]
+        let memory = arguments.contains("--memory-spool") || defaultMemorySpool ? [] : ["--memory-spool", memorySpool]
         let serve = ["serve", "--no-config", "--listen", "127.0.0.1:\(port)", "--spool", spool]
             + memory + grace + arguments
         if let user {

@@ -34,6 +34,39 @@ final class ServeSpoolTests: ServeTestCase {
         XCTAssertFalse(exifKeys(cleaned).contains { $0.contains("GPS") }, "GPS came back")
     }
 
+    /// As root, the default memory spool is a tmpfs of the server's own over /dev/shm, with large folios: only the
+    /// server's processes see it (the job is there for them, never in the host's /dev/shm), and nothing of it
+    /// outlives them.
+    func testTheDefaultMemorySpoolIsATmpfsOfTheServersOwn() throws {
+        guard geteuid() == 0 else { throw XCTSkip("mounting a tmpfs needs root") }
+        let server = try start(stallMs: 600, defaultMemorySpool: true)
+        XCTAssertTrue(server.serverLog.contains("on a private tmpfs"), server.serverLog)
+        let pid = server.process.processIdentifier
+        let mounts = try String(contentsOfFile: "/proc/\(pid)/mountinfo", encoding: .utf8)
+        let spoolMount = mounts.split(separator: "\n").last { $0.split(separator: " ")[4] == "/dev/shm" }
+        XCTAssertTrue(spoolMount?.contains("tmpfs metascrub-spool") == true, "\(spoolMount ?? "no /dev/shm")")
+        XCTAssertTrue(spoolMount?.contains("huge=within_size") == true, "\(spoolMount ?? "")")
+        XCTAssertTrue(spoolMount?.contains("noexec") == true, "\(spoolMount ?? "")")
+        let own = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/mnt")
+        XCTAssertNotEqual(own, try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/mnt"))
+        // The host's /dev/shm: where the server's folder would be without its own tmpfs.
+        let hostHome = "/dev/shm/metascrub-\(geteuid())"
+        let serverFolder = { (home: String) in
+            ((try? FileManager.default.contentsOfDirectory(atPath: home)) ?? []).filter {
+                $0.hasPrefix("metascrub-serve-\(pid)-")
+            }
+        }
+        let (memory, disk, result) = try spoolOfJob(server, memorySpool: "/proc/\(pid)/root/dev/shm")
+        XCTAssertEqual(memory, 1, "the job was not in the server's tmpfs")
+        XCTAssertEqual(disk, 0)
+        XCTAssertEqual(serverFolder(hostHome), [], "the server's folder is in the host's /dev/shm")
+        let cleaned = write(result.body, "cleaned.jpg")
+        XCTAssertFalse(exifKeys(cleaned).isEmpty, "exiftool read nothing")
+        XCTAssertFalse(exifKeys(cleaned).contains { $0.contains("GPS") }, "GPS came back")
+        server.stop()
+        XCTAssertEqual(serverFolder(hostHome), [], "the server left a folder in the host's /dev/shm")
+    }
+
     /// Past the budget (each upload counts twice: it and its cleaned copy), the disk spool takes the job.
     func testAnUploadPastTheBudgetWaitsOnDisk() throws {
         let size = try XCTUnwrap(try FileManager.default.attributesOfItem(

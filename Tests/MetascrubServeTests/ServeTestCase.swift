@@ -22,10 +22,11 @@ class ServeTestCase: XCTestCase {
     }
 
     func start(_ arguments: [String] = [], stallMs: Int? = nil, environment: [String: String] = [:],
-               user: (uid: UInt32, gid: UInt32)? = nil) throws -> ServeProcess {
+               user: (uid: UInt32, gid: UInt32)? = nil, defaultMemorySpool: Bool = false) throws -> ServeProcess {
         let directory = scratch + "/server-\(servers.count)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let server = try ServeProcess(arguments, stallMs: stallMs, environment: environment, user: user, scratch: directory)
+        let server = try ServeProcess(arguments, stallMs: stallMs, environment: environment, user: user,
+                                      defaultMemorySpool: defaultMemorySpool, scratch: directory)
         servers.append(server)
         return server
     }

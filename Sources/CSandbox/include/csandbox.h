@@ -66,6 +66,15 @@ int metascrub_reexec_bound_now(char *const argv[], const char *name);
 /// The size in bytes of the file system holding `path` (`*tmpfs` set when it is a tmpfs), or -errno.
 long long metascrub_file_system_bytes(const char *path, int *tmpfs);
 
+/// Moves this process into a mount namespace of its own, receiving the host's mount events and sending none. Only
+/// while the process has a single thread (a namespace is entered by the calling thread alone): 0, or -errno
+/// (-EBUSY with threads, -EPERM without CAP_SYS_ADMIN). Processes started later inherit it.
+int metascrub_enter_private_mount_namespace(void);
+
+/// Mounts a new tmpfs of `bytes` and `mode` with large folios (huge=within_size) on `path`, seen only in the
+/// namespace metascrub_enter_private_mount_namespace made: 0, or -errno (-EPERM when there is no such namespace).
+int metascrub_mount_private_tmpfs(const char *path, long long bytes, unsigned int mode);
+
 /// Moves the executable's code onto anonymous transparent huge pages (a copy, replacing the file mapping in one
 /// step), so that forked children inherit it mapped instead of faulting it in page by page. 0, or -errno when it
 /// was left as it was (no huge pages to be had, a kernel without MADV_COLLAPSE). For a fork server only: profilers
