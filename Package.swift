@@ -10,12 +10,16 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
 
 /// Release executables carry the Swift runtime and Foundation inside, as `--static-swift-stdlib` would, so a plain
 /// `swift build -c release` gives the fast binaries too. Resolving their symbols was half of a process start, and
-/// every worker child forked by `metascrub serve` paid for the shared libraries' mappings again (about a sixth of
-/// the CPU of a request, docs/benchmarks.md). Compiling with the flag makes the static Foundation modules name the
-/// archives they need; linking with it takes them.
+/// every worker child forked by `metascrub serve` paid for the shared libraries' mappings again (CPU per request
+/// ×0.85 without them, docs/benchmarks.md). Compiling with the flag makes the static Foundation modules name the
+/// archives they need; linking with it takes them. METASCRUB_SHARED_SWIFT_RUNTIME=1 links them as shared libraries,
+/// for a toolchain without `lib/swift_static`.
 let staticSwiftRuntime = BuildSettingCondition.when(platforms: [.linux], configuration: .release)
-let staticRuntimeSwiftSettings: [SwiftSetting] = [.unsafeFlags(["-static-stdlib"], staticSwiftRuntime)]
-let staticRuntimeLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"], staticSwiftRuntime)]
+let sharedRuntime = Context.environment["METASCRUB_SHARED_SWIFT_RUNTIME"] == "1"
+let staticRuntimeSwiftSettings: [SwiftSetting] =
+    sharedRuntime ? [] : [.unsafeFlags(["-static-stdlib"], staticSwiftRuntime)]
+let staticRuntimeLinkerSettings: [LinkerSetting] =
+    sharedRuntime ? [] : [.unsafeFlags(["-static-stdlib"], staticSwiftRuntime)]
 
 let package = Package(
     name: "metascrub",

@@ -9,13 +9,17 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 /// Set once this process is in a mount namespace of its own whose mounts never propagate to the host's.
 static int private_namespace;
+/// Why it is not: not asked for yet, or the errno of the attempt.
+static int namespace_error = EPERM;
 
 /// Threads of this process, or -1 when /proc cannot say.
 static int thread_count(void) {
@@ -29,19 +33,34 @@ static int thread_count(void) {
     return count;
 }
 
-int metascrub_enter_private_mount_namespace(void) {
-    if (private_namespace) return 0;
+static int enter(void) {
     // A mount namespace is entered by the calling thread only: the threads that exist now would stay behind.
-    if (thread_count() != 1) return -EBUSY;
-    if (unshare(CLONE_NEWNS) != 0) return -errno;
-    // Receive the host's mounts and unmounts, send none: without this a mount here would appear on the host.
-    if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) return -errno;
-    private_namespace = 1;
-    return 0;
+    if (thread_count() != 1) return EBUSY;
+    int host = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (host < 0) return errno;
+    int error = 0;
+    if (unshare(CLONE_NEWNS) != 0) {
+        error = errno;
+    } else if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) {
+        // Receive the host's mounts and unmounts, send none; where that is refused, back to the host's namespace
+        // rather than stay in one whose mounts would reach it.
+        error = errno;
+        setns(host, CLONE_NEWNS);
+    }
+    close(host);
+    return error;
+}
+
+int metascrub_enter_private_mount_namespace(void) {
+    if (!private_namespace) {
+        namespace_error = enter();
+        private_namespace = namespace_error == 0;
+    }
+    return -namespace_error;
 }
 
 int metascrub_mount_private_tmpfs(const char *path, long long bytes, unsigned int mode) {
-    if (!private_namespace) return -EPERM;
+    if (!private_namespace) return -namespace_error;
     char options[96];
     snprintf(options, sizeof options, "size=%lld,mode=%o,huge=within_size", bytes, mode & 07777);
     if (mount("metascrub-spool", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) != 0) return -errno;

@@ -17,14 +17,14 @@ final class MemorySpool: Sendable {
     let directory: SpoolDirectory
     /// Bytes it may hold at once: each job counts twice its upload (the upload and the cleaned copy).
     let budget: Int64
-    /// It lies on a tmpfs of this server's own, with large folios (`PrivateTmpfs`).
-    let onPrivateTmpfs: Bool
+    /// Whether it lies on a tmpfs of this server's own, with large folios.
+    let privateTmpfs: PrivateTmpfs
     private let held = Mutex<Int64>(0)
 
-    private init(directory: SpoolDirectory, budget: Int64, onPrivateTmpfs: Bool) {
+    private init(directory: SpoolDirectory, budget: Int64, privateTmpfs: PrivateTmpfs) {
         self.directory = directory
         self.budget = budget
-        self.onPrivateTmpfs = onPrivateTmpfs
+        self.privateTmpfs = privateTmpfs
     }
 
     /// The memory spool in `named` (the operator's folder) or, when nil, in `/dev/shm` if that is a tmpfs; nil when
@@ -46,7 +46,7 @@ final class MemorySpool: Sendable {
             }
             return nil
         }
-        let onPrivateTmpfs = !explicit && PrivateTmpfs.mount(over: parent, bytes: size)
+        let privateTmpfs = explicit ? .notTried : PrivateTmpfs.mount(over: parent, bytes: size)
         let directory: SpoolDirectory
         do {
             directory = try SpoolDirectory(parent: parent, workerOwner: workerOwner)
@@ -54,7 +54,7 @@ final class MemorySpool: Sendable {
             if explicit { throw error }
             return nil
         }
-        return MemorySpool(directory: directory, budget: min(bytes, size / 2), onPrivateTmpfs: onPrivateTmpfs)
+        return MemorySpool(directory: directory, budget: min(bytes, size / 2), privateTmpfs: privateTmpfs)
     }
 
     /// A job folder here for an upload of `uploadBytes`, or nil: the length is not known, the budget is taken, or
@@ -91,13 +91,28 @@ final class MemorySpool: Sendable {
 }
 
 /// A tmpfs of the server's own over a folder, with large folios: seen by the server, its fork server and its
-/// workers only (the mount namespace `main` entered), gone with them (see `spool_mount.c` for why).
-enum PrivateTmpfs {
-    /// Mounts one of `bytes` over `path`, with `path`'s mode; false when this process has no private mount
-    /// namespace (not root, or threads already running) or the kernel refuses (the caller then uses `path`).
-    static func mount(over path: String, bytes: Int64) -> Bool {
+/// workers only (the mount namespace `main` entered), gone with the last of them (see `spool_mount.c` for why).
+enum PrivateTmpfs: Sendable, CustomStringConvertible {
+    /// The operator named the folder.
+    case notTried
+    case mounted
+    /// Why not (no private mount namespace: not root, or no CAP_SYS_ADMIN; a kernel refusing `huge=`).
+    case refused(errno: Int32)
+
+    /// Mounts one of `bytes` over `path`, with `path`'s mode; the caller uses `path` as it is unless `.mounted`.
+    static func mount(over path: String, bytes: Int64) -> PrivateTmpfs {
         var status = stat()
-        guard stat(path, &status) == 0 else { return false }
-        return metascrub_mount_private_tmpfs(path, bytes, UInt32(status.st_mode & 0o7777)) == 0
+        guard stat(path, &status) == 0 else { return .refused(errno: errno) }
+        let result = metascrub_mount_private_tmpfs(path, bytes, UInt32(status.st_mode & 0o7777))
+        return result == 0 ? .mounted : .refused(errno: -result)
+    }
+
+    /// For the server's start line.
+    var description: String {
+        switch self {
+        case .notTried: ""
+        case .mounted: " on a private tmpfs"
+        case .refused(let code): " (no private tmpfs: \(String(cString: strerror(code))))"
+        }
     }
 }

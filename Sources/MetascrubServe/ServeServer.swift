@@ -34,9 +34,7 @@ public enum ServeServer {
             configuration: ApplicationConfiguration(address: .hostname(config.listen.host, port: config.listen.port), serverName: "metascrub"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.listen.port
-                let memory = memorySpool.map {
-                    "\($0.budget) bytes in \($0.directory.path)\($0.onPrivateTmpfs ? " on a private tmpfs" : "")"
-                } ?? "off"
+                let memory = memorySpool.map { "\($0.budget) bytes in \($0.directory.path)\($0.privateTmpfs)" } ?? "off"
                 let line = "metascrub serve: listening on \(HostPort(host: config.listen.host, port: port)) "
                     + "(workers \(config.workers), queue \(config.queue), max \(config.maxBytes) bytes, "
                     + "memory spool \(memory), sandbox \(config.sandbox ? "on" : "off"))\n"

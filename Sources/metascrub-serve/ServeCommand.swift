@@ -113,50 +113,60 @@ struct ServeCommand: AsyncParsableCommand {
             print(try runUsage { () throws(MetascrubError) in try SandboxProbe.run(limits) })
             return
         }
-        let settings = try runUsage { () throws(MetascrubError) -> ServeConfiguration in
-            var settings = ServeConfiguration()
-            if !noConfig {
-                var path = config
-                if path == nil { path = try WorkflowConfig.discover(from: FileManager.default.currentDirectoryPath)?.path }
-                if let path { settings = try ServeConfigFile.apply(path: path, to: settings) }
-            }
-            if let listen {
-                guard let address = HostPort(parsing: listen) else { throw .usage("--listen must be HOST:PORT") }
-                settings.listen = address
-            }
-            if let metrics {
-                guard let address = HostPort(parsing: metrics) else { throw .usage("--metrics must be HOST:PORT") }
-                settings.metrics = address
-            }
-            if let policy { settings.policy = policy }
-            if let maxBytes {
-                guard let bytes = ServeConfiguration.parseBytes(maxBytes) else { throw .usage("--max-bytes must be a size such as 512M") }
-                settings.maxBytes = bytes
-            }
-            if let workers { settings.workers = workers }
-            if let queue { settings.queue = queue }
-            if let timeout { settings.timeoutSeconds = timeout }
-            if let uploadSlots { settings.uploadSlots = uploadSlots }
-            if let minUploadRate {
-                guard let rate = ServeConfiguration.parseBytes(minUploadRate) else { throw .usage("--min-upload-rate must be a size such as 16K") }
-                settings.minUploadRate = rate
-            }
-            if let uploadGrace { settings.uploadGraceSeconds = uploadGrace }
-            if let drainGrace { settings.drainGraceSeconds = drainGrace }
-            if let tokenFile { settings.token = try ServeConfiguration.readToken(tokenFile) }
-            if let spool { settings.spoolParent = spool }
-            if let memorySpool { settings.memorySpoolParent = memorySpool }
-            if let memorySpoolBytes {
-                guard let bytes = ServeConfiguration.parseBytes(memorySpoolBytes) else {
-                    throw .usage("--memory-spool-bytes must be a size such as 64M")
-                }
-                settings.memorySpoolBytes = bytes
-            }
-            if refuseDamaged { settings.refuseDamaged = true }
-            if noSandbox { settings.sandbox = false }
-            if noForkServer { settings.forkServer = false }
-            return try settings.validated()
+        try await ServeServer.run(try runUsage { () throws(MetascrubError) in try settings() })
+    }
+
+    /// Whether the command line and the configuration it names leave the memory spool on by default, in `/dev/shm`
+    /// (for `main`, before anything runs; an error here is said when the command runs).
+    static func usesDefaultMemorySpool() -> Bool {
+        guard let command = try? parseAsRoot() as? ServeCommand, !command.probeSandbox,
+              let settings = try? command.settings() else { return false }
+        return settings.memorySpoolParent == nil && settings.memorySpoolBytes > 0
+    }
+
+    /// The server's settings: the configuration file's, then the command line's.
+    func settings() throws(MetascrubError) -> ServeConfiguration {
+        var settings = ServeConfiguration()
+        if !noConfig {
+            var path = config
+            if path == nil { path = try WorkflowConfig.discover(from: FileManager.default.currentDirectoryPath)?.path }
+            if let path { settings = try ServeConfigFile.apply(path: path, to: settings) }
         }
-        try await ServeServer.run(settings)
+        if let listen {
+            guard let address = HostPort(parsing: listen) else { throw .usage("--listen must be HOST:PORT") }
+            settings.listen = address
+        }
+        if let metrics {
+            guard let address = HostPort(parsing: metrics) else { throw .usage("--metrics must be HOST:PORT") }
+            settings.metrics = address
+        }
+        if let policy { settings.policy = policy }
+        if let maxBytes {
+            guard let bytes = ServeConfiguration.parseBytes(maxBytes) else { throw .usage("--max-bytes must be a size such as 512M") }
+            settings.maxBytes = bytes
+        }
+        if let workers { settings.workers = workers }
+        if let queue { settings.queue = queue }
+        if let timeout { settings.timeoutSeconds = timeout }
+        if let uploadSlots { settings.uploadSlots = uploadSlots }
+        if let minUploadRate {
+            guard let rate = ServeConfiguration.parseBytes(minUploadRate) else { throw .usage("--min-upload-rate must be a size such as 16K") }
+            settings.minUploadRate = rate
+        }
+        if let uploadGrace { settings.uploadGraceSeconds = uploadGrace }
+        if let drainGrace { settings.drainGraceSeconds = drainGrace }
+        if let tokenFile { settings.token = try ServeConfiguration.readToken(tokenFile) }
+        if let spool { settings.spoolParent = spool }
+        if let memorySpool { settings.memorySpoolParent = memorySpool }
+        if let memorySpoolBytes {
+            guard let bytes = ServeConfiguration.parseBytes(memorySpoolBytes) else {
+                throw .usage("--memory-spool-bytes must be a size such as 64M")
+            }
+            settings.memorySpoolBytes = bytes
+        }
+        if refuseDamaged { settings.refuseDamaged = true }
+        if noSandbox { settings.sandbox = false }
+        if noForkServer { settings.forkServer = false }
+        return try settings.validated()
     }
 }

@@ -22,6 +22,7 @@ final class ServeSandboxTests: ServeTestCase {
         "write_spool": "EACCES", "write_tmp": "EACCES", "read_etc_shadow": "EACCES", "symlink_in_job": "EPERM",
         "link_token": "EPERM", "chmod_token": "EPERM", "chmod_other_job": "EPERM", "utimes_token": "EPERM",
         "fork": "EPERM", "clone_process": "EPERM", "execve": "EPERM",
+        "umount_spool": "EPERM", "mount_over_job": "EPERM", "unshare_namespaces": "EPERM",
         "ftruncate_own_file": "EACCES", "truncate_own_file": "EACCES", "open_trunc_own_file": "EACCES",
     ]
 
@@ -39,11 +40,21 @@ final class ServeSandboxTests: ServeTestCase {
     /// The same attack on a job in the disk spool (the memory spool off), where larger uploads wait.
     func testEscapesFromAConfinedWorkerFailOnTheDiskSpool() throws {
         guard geteuid() == 0 else { throw XCTSkip("the root half needs the tests to run as root") }
-        try attack(asServer: nil, expectedWorkerUID: 65534, memorySpool: false)
+        try attack(asServer: nil, expectedWorkerUID: 65534, spool: .disk)
     }
 
+    /// The same attack where a root server spools by default: on a tmpfs of its own, in its own mount namespace.
+    func testEscapesFromAConfinedWorkerFailOnTheServersOwnTmpfs() throws {
+        guard geteuid() == 0 else { throw XCTSkip("the root half needs the tests to run as root") }
+        try attack(asServer: nil, expectedWorkerUID: 65534, spool: .serversOwnTmpfs)
+    }
+
+    /// Where the attacking worker's job waits: the memory spool the test names, the disk spool, or the tmpfs a
+    /// root server mounts over /dev/shm when none is named (seen here through the server's /proc root).
+    private enum Spool { case named, disk, serversOwnTmpfs }
+
     private func attack(asServer user: (uid: UInt32, gid: UInt32)?, expectedWorkerUID: UInt32,
-                        memorySpool: Bool = true) throws {
+                        spool: Spool = .named) throws {
         let library = scratch + "/worker-attack.so"
         let source = ServeProcess.repo.appendingPathComponent("Tests/WorkerAttack/worker-attack.c").path
         let cc = Curl.run(["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"], executable: "/usr/bin/cc")
@@ -62,14 +73,25 @@ final class ServeSandboxTests: ServeTestCase {
         unlink(escape)
         let (listener, port) = try Self.loopbackListener()
         defer { close(listener) }
-        let spoolChoice = memorySpool ? [] : ["--memory-spool-bytes", "0"]
+        let spoolChoice = spool == .disk ? ["--memory-spool-bytes", "0"] : []
         let server = try start(["--token-file", token] + spoolChoice, stallMs: 1, environment: [
             "LD_PRELOAD": library, "METASCRUB_ATTACK": "1", "METASCRUB_ATTACK_PORT": String(port),
             "METASCRUB_ATTACK_TOKEN": token,
-        ], user: user)
+        ], user: user, defaultMemorySpool: spool == .serversOwnTmpfs)
+        let view = spool == .serversOwnTmpfs ? "/proc/\(server.process.processIdentifier)/root" : ""
+        if spool == .serversOwnTmpfs {
+            XCTAssertTrue(server.serverLog.contains("on a private tmpfs"), server.serverLog)
+        }
+        let spoolPath = switch spool {
+        case .named: server.memorySpool
+        case .disk: server.spool
+        case .serversOwnTmpfs: view + "/dev/shm"
+        }
         // Another request's folder, as the workers' uid owns it: the attacker must neither read nor rewrite it. In
-        // the spool where the attacker's own upload waits.
-        let folder = try XCTUnwrap(server.serverFolders(in: memorySpool ? server.memorySpool : server.spool).first)
+        // the spool where the attacker's own upload waits (`folder` as this test reaches it, `serverFolder` as the
+        // server and its workers name it).
+        let folder = try XCTUnwrap(server.serverFolders(in: spoolPath).first)
+        let serverFolder = String(folder.dropFirst(view.count))
         let planted = folder + "/job-planted"
         try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: false)
         FileManager.default.createFile(atPath: planted + "/input", contents: Data("another client's upload".utf8))
@@ -92,7 +114,7 @@ final class ServeSandboxTests: ServeTestCase {
         // The server forks workers from its fork server: the attack ran in a forked child, not an exec'd worker.
         XCTAssertTrue(server.serverLog.contains("metascrub-attack-worker forked"),
                       "not a forked worker: \(server.serverLog)")
-        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(folder)/job-") == true,
+        XCTAssertTrue(job?.hasPrefix("metascrub-attack-job \(serverFolder)/job-") == true,
                       "attack aimed wrong: \(job ?? "")")
         var outcomes: [String: (rc: String, errno: String)] = [:]
         for line in lines {

@@ -35,10 +35,10 @@ final class ServeSpoolTests: ServeTestCase {
     }
 
     /// As root, the default memory spool is a tmpfs of the server's own over /dev/shm, with large folios: only the
-    /// server's processes see it (the job is there for them, never in the host's /dev/shm), and nothing of it
-    /// outlives them.
+    /// server's processes see it (the job is there for them, never in the host's /dev/shm), and the server leaves
+    /// no folder in the host's.
     func testTheDefaultMemorySpoolIsATmpfsOfTheServersOwn() throws {
-        guard geteuid() == 0 else { throw XCTSkip("mounting a tmpfs needs root") }
+        guard Self.mayMountTmpfs else { throw XCTSkip("mounting a tmpfs needs CAP_SYS_ADMIN and transparent huge pages") }
         let server = try start(stallMs: 600, defaultMemorySpool: true)
         XCTAssertTrue(server.serverLog.contains("on a private tmpfs"), server.serverLog)
         let pid = server.process.processIdentifier
@@ -65,6 +65,30 @@ final class ServeSpoolTests: ServeTestCase {
         XCTAssertFalse(exifKeys(cleaned).contains { $0.contains("GPS") }, "GPS came back")
         server.stop()
         XCTAssertEqual(serverFolder(hostHome), [], "the server left a folder in the host's /dev/shm")
+    }
+
+    /// This process has CAP_SYS_ADMIN (as root in a container it may not) and the kernel has transparent huge
+    /// pages (the `huge=` mount option needs them).
+    private static var mayMountTmpfs: Bool {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+              let effective = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        let capSysAdmin: UInt64 = 1 << 21
+        return effective & capSysAdmin != 0 && FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage")
+    }
+
+    /// A server that may not mount (not root, as the shipped container runs it) spools in the host's /dev/shm as
+    /// before, and its start line says why.
+    func testANonRootServerSpoolsInTheHostsDevShm() throws {
+        guard geteuid() == 0 else { throw XCTSkip("switching to another uid needs root") }
+        chmod(scratch, 0o755)
+        let server = try start(stallMs: 600, user: (1000, 1000), defaultMemorySpool: true)
+        XCTAssertTrue(server.serverLog.contains("(no private tmpfs: Operation not permitted)"), server.serverLog)
+        let (memory, disk, result) = try spoolOfJob(server, memorySpool: "/dev/shm")
+        XCTAssertEqual(memory, 1, "the job was not in the host's /dev/shm")
+        XCTAssertEqual(disk, 0)
+        XCTAssertFalse(exifKeys(write(result.body, "cleaned.jpg")).contains { $0.contains("GPS") }, "GPS came back")
     }
 
     /// Past the budget (each upload counts twice: it and its cleaned copy), the disk spool takes the job.

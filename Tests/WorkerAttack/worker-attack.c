@@ -11,7 +11,9 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <link.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <linux/capability.h>
 #include <linux/io_uring.h>
 #include <ctype.h>
@@ -168,6 +170,10 @@ static void attack(void) {
     TRY("fork", fork());
     TRY("clone_process", syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));
     TRY("execve", execve("/bin/true", (char *const[]){ "true", NULL }, NULL));
+    // The spool's tmpfs and the mount namespace a root server makes for it: neither undone nor left.
+    TRY("umount_spool", syscall(SYS_umount2, "/dev/shm", MNT_DETACH));
+    TRY("mount_over_job", syscall(SYS_mount, "tmpfs", job_folder, "tmpfs", 0L, NULL));
+    TRY("unshare_namespaces", syscall(SYS_unshare, CLONE_NEWNS | CLONE_NEWUSER));
 
     // What it may still do: write a file in its own folder (the report and output go there).
     snprintf(path, sizeof path, "%s/attack-scratch", job_folder);

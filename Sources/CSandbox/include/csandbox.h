@@ -72,7 +72,8 @@ long long metascrub_file_system_bytes(const char *path, int *tmpfs);
 int metascrub_enter_private_mount_namespace(void);
 
 /// Mounts a new tmpfs of `bytes` and `mode` with large folios (huge=within_size) on `path`, seen only in the
-/// namespace metascrub_enter_private_mount_namespace made: 0, or -errno (-EPERM when there is no such namespace).
+/// namespace metascrub_enter_private_mount_namespace made: 0, or -errno (without that namespace, why it is not
+/// there: -EPERM when it was never asked for).
 int metascrub_mount_private_tmpfs(const char *path, long long bytes, unsigned int mode);
 
 /// Moves the executable's code onto anonymous transparent huge pages (a copy, replacing the file mapping in one
