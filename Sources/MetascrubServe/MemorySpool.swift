@@ -31,7 +31,9 @@ final class MemorySpool: Sendable {
     /// turned off or the default is not there. The budget is at most half the file system, which others share. A
     /// folder the operator named that cannot be used is an error, not a silent fallback. Turned off, it still
     /// sweeps what dead servers left there. The default `/dev/shm` is replaced, for this server alone, by a tmpfs
-    /// of its own of the same size when it may mount one (`PrivateTmpfs`).
+    /// of its own when it may mount one (`PrivateTmpfs`): twice the budget, so that what a job writes beyond its
+    /// estimate (a cleaned copy larger than its upload) fits, and what a compromised worker could fill in memory
+    /// is bounded by the budget rather than by half the machine's memory.
     static func open(named: String?, bytes: Int64,
                      workerOwner: (uid: UInt32, gid: UInt32)?) throws(MetascrubError) -> MemorySpool? {
         let parent = named ?? "/dev/shm", explicit = named != nil
@@ -39,14 +41,16 @@ final class MemorySpool: Sendable {
         SpoolDirectory.sweepDeadServers(under: parent)
         guard bytes > 0 else { return nil }
         var tmpfs: Int32 = 0
-        let size = metascrub_file_system_bytes(parent, &tmpfs)
+        var size = metascrub_file_system_bytes(parent, &tmpfs)
         guard size > 0, explicit || tmpfs != 0 else {
             if explicit {
                 throw .io(operation: "use as the memory spool", path: parent, errno: size < 0 ? Int32(-size) : ENOENT)
             }
             return nil
         }
-        let privateTmpfs = explicit ? .notTried : PrivateTmpfs.mount(over: parent, bytes: size)
+        let privateSize = min(size, 2 * bytes)
+        let privateTmpfs = explicit ? .notTried : PrivateTmpfs.mount(over: parent, bytes: privateSize)
+        if case .mounted = privateTmpfs { size = privateSize }
         let directory: SpoolDirectory
         do {
             directory = try SpoolDirectory(parent: parent, workerOwner: workerOwner)

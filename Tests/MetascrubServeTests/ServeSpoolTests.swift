@@ -47,6 +47,8 @@ final class ServeSpoolTests: ServeTestCase {
         XCTAssertTrue(spoolMount?.contains("tmpfs metascrub-spool") == true, "\(spoolMount ?? "no /dev/shm")")
         XCTAssertTrue(spoolMount?.contains("huge=within_size") == true, "\(spoolMount ?? "")")
         XCTAssertTrue(spoolMount?.contains("noexec") == true, "\(spoolMount ?? "")")
+        // Twice the default budget of 64 MiB: what workers can fill in memory is bounded by it.
+        XCTAssertTrue(spoolMount?.contains("size=131072k") == true, "\(spoolMount ?? "")")
         let own = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/mnt")
         XCTAssertNotEqual(own, try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/mnt"))
         // The host's /dev/shm: where the server's folder would be without its own tmpfs.
