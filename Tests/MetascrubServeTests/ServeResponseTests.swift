@@ -49,6 +49,47 @@ final class ServeResponseTests: ServeTestCase {
         }
     }
 
+    /// strace, attached to the server while it answers, sees the cleaned file leave in `sendfile` calls that add up
+    /// to its size: the file is not read back into the server's buffers (a fallback to streaming would be silent).
+    func testTheCleanedFileLeavesBySendfile() throws {
+        let strace = "/usr/bin/strace"
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: strace),
+                      "oracle missing: strace (scripts/install-deps)")
+        let wave = try bigWave()
+        let expected = try cleanedByTheCLI(wave)
+        let server = try start()
+        let pid = server.process.processIdentifier
+        let log = scratch + "/strace.log"
+        let tracer = Process()
+        tracer.executableURL = URL(fileURLWithPath: strace)
+        tracer.arguments = ["-f", "-qq", "-e", "trace=sendfile", "-e", "signal=none", "-o", log, "-p", String(pid)]
+        try tracer.run()
+        defer { if tracer.isRunning { kill(tracer.processIdentifier, SIGKILL) } }
+        // Every thread of the server traced before the request.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !Self.everyThreadTraced(pid) { usleep(20_000) }
+        XCTAssertTrue(Self.everyThreadTraced(pid), "strace did not attach")
+        let result = Curl.post(server.base + "/v1/clean?policy=strict", file: wave, scratch: scratch)
+        XCTAssertEqual(result.status, 200, result.bodyText.prefix(300) + server.serverLog)
+        XCTAssertEqual(result.body, expected, "the answer is not the CLI's cleaned file")
+        kill(tracer.processIdentifier, SIGINT)
+        tracer.waitUntilExit()
+        let calls = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("sendfile") }
+        // A call's result ends its line ("= 65536"); a failed one ("= -1 EAGAIN (…)") and an unfinished one do not.
+        let sent = calls.compactMap { line in line.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+        XCTAssertEqual(sent, expected.count, "bytes sent by sendfile; calls: \(calls.prefix(5))")
+    }
+
+    /// Whether every thread of `pid` has a tracer.
+    private static func everyThreadTraced(_ pid: pid_t) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return !tasks.isEmpty && tasks.allSatisfy { task in
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+            return status.split(separator: "\n").contains { $0.hasPrefix("TracerPid:") && !$0.hasSuffix("\t0") }
+        }
+    }
+
     /// With room in memory for one job only, a client that reads the answer's first bytes and hangs up leaves
     /// neither its files nor its share of the budget behind: the next upload waits in memory again.
     func testAClientThatHangsUpMidDownloadFreesItsJob() throws {

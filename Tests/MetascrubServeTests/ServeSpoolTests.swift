@@ -38,7 +38,9 @@ final class ServeSpoolTests: ServeTestCase {
     /// server's processes see it (the job is there for them, never in the host's /dev/shm), and the server leaves
     /// no folder in the host's.
     func testTheDefaultMemorySpoolIsATmpfsOfTheServersOwn() throws {
-        guard Self.mayMountTmpfs else { throw XCTSkip("mounting a tmpfs needs CAP_SYS_ADMIN and transparent huge pages") }
+        guard Self.mayMountTmpfs else {
+            throw XCTSkip("mounting a tmpfs needs CAP_SYS_ADMIN and transparent huge pages")
+        }
         let server = try start(stallMs: 600, defaultMemorySpool: true)
         XCTAssertTrue(server.serverLog.contains("on a private tmpfs"), server.serverLog)
         let pid = server.process.processIdentifier
@@ -77,7 +79,8 @@ final class ServeSpoolTests: ServeTestCase {
               let effective = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
         else { return false }
         let capSysAdmin: UInt64 = 1 << 21
-        return effective & capSysAdmin != 0 && FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage")
+        return effective & capSysAdmin != 0
+            && FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage")
     }
 
     /// A server that may not mount (not root, as the shipped container runs it) spools in the host's /dev/shm as
