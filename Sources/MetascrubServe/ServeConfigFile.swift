@@ -18,7 +18,7 @@ import Yams
 ///   timeout: 300
 ///   token-file: /run/secrets/metascrub-token
 ///   spool: /var/spool/metascrub
-///   memory-spool: /dev/shm
+///   memory-spool: /run/metascrub/shm   # named: the server mounts no tmpfs of its own (docs/serve.md)
 ///   memory-spool-bytes: 64M
 /// ```
 public enum ServeConfigFile {

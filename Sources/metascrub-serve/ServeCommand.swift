@@ -59,7 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
     var spool: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Folder (a tmpfs) for small uploads of known length (default /dev/shm when it is a tmpfs).", valueName: "dir"))
+        "Folder (a tmpfs) for small uploads of known length (default /dev/shm when it is a tmpfs; as root, a tmpfs of "
+            + "the server's own mounted over it).", valueName: "dir"))
     var memorySpool: String?
 
     @Option(name: .long, help: ArgumentHelp(
