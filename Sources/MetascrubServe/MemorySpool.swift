@@ -48,7 +48,7 @@ final class MemorySpool: Sendable {
             }
             return nil
         }
-        let privateSize = min(size, 2 * bytes)
+        let privateSize = bytes >= size / 2 ? size : 2 * bytes
         let privateTmpfs = explicit ? .notTried : PrivateTmpfs.mount(over: parent, bytes: privateSize)
         if case .mounted = privateTmpfs { size = privateSize }
         let directory: SpoolDirectory
