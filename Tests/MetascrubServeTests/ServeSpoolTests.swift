@@ -71,18 +71,6 @@ final class ServeSpoolTests: ServeTestCase {
         XCTAssertEqual(serverFolder(hostHome), [], "the server left a folder in the host's /dev/shm")
     }
 
-    /// This process has CAP_SYS_ADMIN (as root in a container it may not) and the kernel has transparent huge
-    /// pages (the `huge=` mount option needs them).
-    private static var mayMountTmpfs: Bool {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-              let effective = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
-        else { return false }
-        let capSysAdmin: UInt64 = 1 << 21
-        return effective & capSysAdmin != 0
-            && FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage")
-    }
-
     /// A server that may not mount (not root, as the shipped container runs it) spools in the host's /dev/shm as
     /// before, and its start line says why.
     func testANonRootServerSpoolsInTheHostsDevShm() throws {

@@ -31,6 +31,18 @@ class ServeTestCase: XCTestCase {
         return server
     }
 
+    /// This process has CAP_SYS_ADMIN (as root in a container it may not) and the kernel has transparent huge
+    /// pages (the `huge=` mount option needs them).
+    static var mayMountTmpfs: Bool {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+              let effective = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        let capSysAdmin: UInt64 = 1 << 21
+        return effective & capSysAdmin != 0
+            && FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage")
+    }
+
     func write(_ data: Data, _ name: String) -> String {
         let path = scratch + "/" + name
         FileManager.default.createFile(atPath: path, contents: data)
