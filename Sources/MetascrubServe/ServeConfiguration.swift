@@ -58,6 +58,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var memorySpoolParent: String?
     /// The most the memory spool holds at once, each job counted as twice its upload; 0 turns it off.
     public var memorySpoolBytes: Int64 = 64 << 20
+    /// The memory spool is on, in its default place (`/dev/shm`, or a tmpfs of the server's own over it).
+    public var usesDefaultMemorySpool: Bool { memorySpoolParent == nil && memorySpoolBytes > 0 }
     /// The binary started for each file (`metascrub worker`).
     public var workerExecutable = ServeConfiguration.workerBesideServer
     /// Off only for debugging: workers then run unconfined.

@@ -8,7 +8,7 @@ import MetascrubServe
 
 /// The root command of the metascrub-serve binary, which `metascrub serve` execs (see `ServeLauncher`); started
 /// from `main.swift`.
-struct ServeCommand: AsyncParsableCommand {
+struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "metascrub serve",
         abstract: "Run the HTTP scrubbing service: each uploaded file is cleaned and verified in a sandboxed worker process.",
@@ -90,39 +90,45 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: .hidden) var probeAddressSpace: Int64?
     @Option(name: .long, help: .hidden) var probeFileSize: Int64?
 
-    /// Parses the command line and runs. Usage errors exit 2, as for `metascrub` (ArgumentParser's default is 64).
-    static func start() async {
+    /// The command line and, unless it asks for the sandbox probe, the server's settings, read once and
+    /// synchronously: `main` acts on them before any thread starts. Help exits 0; usage errors exit 2, as for
+    /// `metascrub` (ArgumentParser's default is 64).
+    static func prepare() -> (command: ServeCommand, settings: ServeConfiguration?) {
         do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
+            let command = try parse()
+            let settings = command.probeSandbox
+                ? nil : try runUsage { () throws(MetascrubError) in try command.settings() }
+            return (command, settings)
         } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
-            }
-            Self.exit(withError: error)
+            fail(error)
         }
     }
 
-    func run() async throws {
-        if probeSandbox {
-            let limits = SandboxLimits(cpuSeconds: probeCpuSeconds, addressSpaceBytes: probeAddressSpace, fileSizeBytes: probeFileSize)
+    /// Runs what `prepare` read: the server, or the sandbox probe when there are no settings.
+    func start(settings: ServeConfiguration?) async {
+        do {
+            try await run(settings: settings)
+        } catch {
+            Self.fail(error)
+        }
+    }
+
+    private static func fail(_ error: any Error) -> Never {
+        if exitCode(for: error) == .validationFailure {
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
+        }
+        Self.exit(withError: error)
+    }
+
+    private func run(settings: ServeConfiguration?) async throws {
+        guard let settings else {
+            let limits = SandboxLimits(cpuSeconds: probeCpuSeconds, addressSpaceBytes: probeAddressSpace,
+                                       fileSizeBytes: probeFileSize)
             print(try runUsage { () throws(MetascrubError) in try SandboxProbe.run(limits) })
             return
         }
-        try await ServeServer.run(try runUsage { () throws(MetascrubError) in try settings() })
-    }
-
-    /// Whether the command line and the configuration it names leave the memory spool on by default, in `/dev/shm`
-    /// (for `main`, before anything runs; an error here is said when the command runs).
-    static func usesDefaultMemorySpool() -> Bool {
-        guard let command = try? parseAsRoot() as? ServeCommand, !command.probeSandbox,
-              let settings = try? command.settings() else { return false }
-        return settings.memorySpoolParent == nil && settings.memorySpoolBytes > 0
+        try await ServeServer.run(settings)
     }
 
     /// The server's settings: the configuration file's, then the command line's.
@@ -142,16 +148,12 @@ struct ServeCommand: AsyncParsableCommand {
             settings.metrics = address
         }
         if let policy { settings.policy = policy }
-        if let maxBytes {
-            guard let bytes = ServeConfiguration.parseBytes(maxBytes) else { throw .usage("--max-bytes must be a size such as 512M") }
-            settings.maxBytes = bytes
-        }
+        if let bytes = try Self.size(maxBytes, "--max-bytes", example: "512M") { settings.maxBytes = bytes }
         if let workers { settings.workers = workers }
         if let queue { settings.queue = queue }
         if let timeout { settings.timeoutSeconds = timeout }
         if let uploadSlots { settings.uploadSlots = uploadSlots }
-        if let minUploadRate {
-            guard let rate = ServeConfiguration.parseBytes(minUploadRate) else { throw .usage("--min-upload-rate must be a size such as 16K") }
+        if let rate = try Self.size(minUploadRate, "--min-upload-rate", example: "16K") {
             settings.minUploadRate = rate
         }
         if let uploadGrace { settings.uploadGraceSeconds = uploadGrace }
@@ -159,15 +161,21 @@ struct ServeCommand: AsyncParsableCommand {
         if let tokenFile { settings.token = try ServeConfiguration.readToken(tokenFile) }
         if let spool { settings.spoolParent = spool }
         if let memorySpool { settings.memorySpoolParent = memorySpool }
-        if let memorySpoolBytes {
-            guard let bytes = ServeConfiguration.parseBytes(memorySpoolBytes) else {
-                throw .usage("--memory-spool-bytes must be a size such as 64M")
-            }
+        if let bytes = try Self.size(memorySpoolBytes, "--memory-spool-bytes", example: "64M") {
             settings.memorySpoolBytes = bytes
         }
         if refuseDamaged { settings.refuseDamaged = true }
         if noSandbox { settings.sandbox = false }
         if noForkServer { settings.forkServer = false }
         return try settings.validated()
+    }
+
+    /// A size option's bytes (nil when not given); a usage error when it is not a size.
+    private static func size(_ text: String?, _ option: String, example: String) throws(MetascrubError) -> Int64? {
+        guard let text else { return nil }
+        guard let bytes = ServeConfiguration.parseBytes(text) else {
+            throw .usage("\(option) must be a size such as \(example)")
+        }
+        return bytes
     }
 }

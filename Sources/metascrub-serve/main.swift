@@ -5,5 +5,6 @@ import CSandbox
 // server's own, where the default memory spool gets a tmpfs nobody else sees (MemorySpool). Only when that spool
 // will be used, since the namespace holds a copy of the host's mounts while the server runs. Refused without
 // CAP_SYS_ADMIN, which changes nothing else; the server's start line says why.
-if ServeCommand.usesDefaultMemorySpool() { _ = metascrub_enter_private_mount_namespace() }
-await ServeCommand.start()
+let (command, settings) = ServeCommand.prepare()
+if settings?.usesDefaultMemorySpool == true { _ = metascrub_enter_private_mount_namespace() }
+await command.start(settings: settings)
